@@ -1,0 +1,36 @@
+"""ament_python packaging for orca_nav."""
+
+from glob import glob
+import os
+
+from setuptools import find_packages, setup
+
+package_name = 'orca_nav'
+
+setup(
+    name=package_name,
+    version='0.1.0',
+    packages=find_packages(exclude=['test', 'benchmarks']),
+    data_files=[
+        ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
+        ('share/' + package_name, ['package.xml']),
+        (os.path.join('share', package_name, 'launch'), glob('launch/*.launch.py')),
+        (os.path.join('share', package_name, 'config'), glob('config/*.yaml')),
+        (os.path.join('share', package_name, 'config', 'scenarios'),
+         glob('config/scenarios/*.yaml')),
+    ],
+    install_requires=['setuptools'],
+    zip_safe=True,
+    maintainer='orca_nav maintainers',
+    maintainer_email='maintainers@orca-nav.dev',
+    description='Multi-robot ORCA collision avoidance for ROS 2 fleets.',
+    license='Apache-2.0',
+    tests_require=['pytest'],
+    entry_points={
+        'console_scripts': [
+            'orca_nav_node = orca_nav.node:main',
+            'orca_nav_sim = orca_nav.sim_node:main',
+            'orca_nav_demo = orca_nav.demo:main',
+        ],
+    },
+)
