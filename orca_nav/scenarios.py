@@ -1,0 +1,539 @@
+"""
+Scenarios for the simulator and the demo: load, validate and generate them.
+
+A scenario is a YAML file in ``config/scenarios/`` (or any path) that lists robots and the
+static obstacles of the world. Only the simulator knows the obstacles; the orca_nav node learns
+them from laser scans. ROS-free: plain dataclasses and numpy arrays.
+
+Example::
+
+    scenario = load_scenario('circle', robots=6, drive='differential')
+    for robot in scenario.robots:
+        print(robot.name, robot.start, robot.goal)
+
+File format (every key optional unless noted)::
+
+    description: Circle swap.
+    timeout: 60.0                  # suggested demo timeout [s]
+    robot_defaults:                # applied to every robot that does not set the key
+      radius: 0.2                  # [m]
+      max_speed: 0.5               # [m/s]
+      max_angular_speed: 2.0       # [rad/s]
+      drive: holonomic             # holonomic | differential
+    robots:                        # either robots ...
+      - {name: r0, start: [x, y, yaw], goal: [x, y]}
+    generator:                     # ... or a generator (see GENERATOR_KEYS)
+      type: circle
+      count: 10
+    obstacles:
+      polygons: [[[x, y], ...]]    # counter-clockwise, >= 3 vertices
+      segments: [[[x, y], [x, y]]] # walls, solid from both sides
+    arena: [xmin, ymin, xmax, ymax] # plot extent; the random generator samples inside it
+"""
+
+from dataclasses import dataclass, field, replace
+import difflib
+import math
+import os
+from pathlib import Path
+import re
+
+import numpy as np
+import yaml
+
+DRIVES = ('holonomic', 'differential')
+
+TOP_KEYS = ('description', 'timeout', 'robot_defaults', 'robots', 'generator', 'obstacles',
+            'arena')
+ROBOT_KEYS = ('name', 'start', 'goal', 'radius', 'max_speed', 'max_angular_speed', 'drive')
+DEFAULT_KEYS = ('radius', 'max_speed', 'max_angular_speed', 'drive')
+OBSTACLE_KEYS = ('polygons', 'segments')
+GENERATOR_KEYS = {
+    # Robots evenly spaced on a ring, each going to the antipodal point. The ring radius grows
+    # with the count: max(min_ring_radius, count * spacing / (2 pi)).
+    'circle': ('type', 'count', 'spacing', 'min_ring_radius'),
+    # Two groups of count / 2: one goes west -> east, the other south -> north, through the
+    # origin. Each group is a line across its direction of travel, `spacing` apart.
+    'crossing': ('type', 'count', 'spacing', 'distance'),
+    # Uniformly random starts and goals inside the arena, clear of the obstacles and of each
+    # other, with a seed.
+    'random': ('type', 'count', 'seed', 'min_separation', 'min_travel', 'clearance'),
+}
+
+ROBOT_DEFAULTS = {'radius': 0.2, 'max_speed': 0.5, 'max_angular_speed': 2.0,
+                  'drive': 'holonomic'}
+NAME_PATTERN = re.compile(r'^[A-Za-z][A-Za-z0-9_]*$')  # a valid ROS namespace token
+CONTACT_TOLERANCE = 1e-3  # [m] overlap smaller than this counts as touching, not colliding
+MAX_RANDOM_TRIES = 20000  # rejection-sampling budget of the random generator
+
+
+class ScenarioError(ValueError):
+    """A scenario file or generator spec that cannot be used, with a message to act on."""
+
+
+@dataclass(frozen=True)
+class Robot:
+    """
+    One robot of a scenario.
+
+    start : (x [m], y [m], yaw [rad]) in the global frame ``map``
+    goal : (x [m], y [m])
+    """
+
+    name: str
+    start: tuple
+    goal: tuple
+    radius: float
+    max_speed: float
+    max_angular_speed: float
+    drive: str
+
+    @property
+    def straight_line(self):
+        """Distance from start to goal [m]."""
+        return math.hypot(self.goal[0] - self.start[0], self.goal[1] - self.start[1])
+
+
+@dataclass
+class Scenario:
+    """
+    Robots and static obstacles of one run.
+
+    polygons : list of (K, 2) float arrays, counter-clockwise
+    segments : (M, 2, 2) float array of free walls
+    arena : (xmin, ymin, xmax, ymax) or None
+    """
+
+    name: str
+    robots: list
+    polygons: list = field(default_factory=list)
+    segments: np.ndarray = field(default_factory=lambda: np.zeros((0, 2, 2)))
+    arena: tuple = None
+    timeout: float = 60.0
+    description: str = ''
+
+    @property
+    def names(self):
+        """Robot names in order."""
+        return [r.name for r in self.robots]
+
+    @property
+    def radii(self):
+        """(N,) robot radii [m]."""
+        return np.array([r.radius for r in self.robots], dtype=float)
+
+    @property
+    def starts(self):
+        """(N, 3) start poses x, y, yaw."""
+        return np.array([r.start for r in self.robots], dtype=float).reshape(-1, 3)
+
+    @property
+    def goals(self):
+        """(N, 2) goal positions."""
+        return np.array([r.goal for r in self.robots], dtype=float).reshape(-1, 2)
+
+    def obstacle_segments(self):
+        """Return every polygon edge and free wall as an (M, 2, 2) array (for ray casting)."""
+        parts = [self.segments.reshape(-1, 2, 2)]
+        for poly in self.polygons:
+            parts.append(np.stack([poly, np.roll(poly, -1, axis=0)], axis=1))
+        return np.concatenate(parts, axis=0).astype(float)
+
+    def obstacle_distance(self, points):
+        """
+        Signed distance from each point to the nearest static obstacle.
+
+        points : (P, 2) array [m]
+        Returns (P,) [m]: negative inside a polygon, inf when the world has no obstacles.
+        """
+        points = np.asarray(points, dtype=float).reshape(-1, 2)
+        segs = self.obstacle_segments()
+        if len(segs) == 0:
+            return np.full(len(points), np.inf)
+        dist = point_segment_distance(points, segs).min(axis=1)
+        for poly in self.polygons:
+            dist = np.where(points_in_polygon(points, poly), -dist, dist)
+        return dist
+
+    def with_drive(self, drive):
+        """Return a copy with every robot's drive set to ``drive``."""
+        _check_drive(drive, 'drive')
+        return replace(self, robots=[replace(r, drive=drive) for r in self.robots])
+
+
+def point_segment_distance(points, segments):
+    """
+    Distance from every point to every segment.
+
+    points : (P, 2), segments : (M, 2, 2)
+    Returns (P, M) [m].
+    """
+    a = segments[None, :, 0, :]
+    ab = segments[None, :, 1, :] - a
+    ap = points[:, None, :] - a
+    length_sq = np.maximum((ab * ab).sum(axis=-1), 1e-18)
+    t = np.clip((ap * ab).sum(axis=-1) / length_sq, 0.0, 1.0)
+    return np.linalg.norm(ap - t[..., None] * ab, axis=-1)
+
+
+def points_in_polygon(points, polygon):
+    """Even-odd test of (P, 2) points against one (K, 2) polygon. Returns (P,) bool."""
+    x, y = points[:, 0:1], points[:, 1:2]
+    x0, y0 = polygon[None, :, 0], polygon[None, :, 1]
+    x1, y1 = np.roll(polygon, -1, axis=0)[None, :, 0], np.roll(polygon, -1, axis=0)[None, :, 1]
+    straddles = (y0 > y) != (y1 > y)
+    with np.errstate(divide='ignore', invalid='ignore'):
+        x_cross = x0 + (y - y0) * (x1 - x0) / (y1 - y0)
+    return ((straddles & (x < x_cross)).sum(axis=1) % 2) == 1
+
+
+def polygon_signed_area(polygon):
+    """Shoelace area of a (K, 2) polygon: positive when counter-clockwise."""
+    x, y = polygon[:, 0], polygon[:, 1]
+    return 0.5 * float(np.dot(x, np.roll(y, -1)) - np.dot(np.roll(x, -1), y))
+
+
+def scenario_dirs():
+    """Directories searched for scenario names, in order (source tree, then installed share)."""
+    dirs = [Path(__file__).resolve().parent.parent / 'config' / 'scenarios']
+    try:
+        from ament_index_python.packages import get_package_share_directory
+        dirs.append(Path(get_package_share_directory('orca_nav')) / 'config' / 'scenarios')
+    except Exception:  # noqa: B902 -- package not installed or ament_index missing
+        pass
+    return [d for d in dirs if d.is_dir()]
+
+
+def available_scenarios():
+    """Names of the scenario files found in scenario_dirs(), sorted."""
+    return sorted({p.stem for d in scenario_dirs() for p in d.glob('*.yaml')})
+
+
+def scenario_path(name_or_path):
+    """Resolve a scenario name ('circle') or a path to a YAML file."""
+    path = Path(os.path.expanduser(str(name_or_path)))
+    if path.suffix in ('.yaml', '.yml') or os.sep in str(name_or_path):
+        if not path.is_file():
+            raise ScenarioError(f'scenario file not found: {path}')
+        return path
+    for d in scenario_dirs():
+        candidate = d / f'{name_or_path}.yaml'
+        if candidate.is_file():
+            return candidate
+    names = available_scenarios()
+    raise ScenarioError(f'unknown scenario {name_or_path!r}{_suggest(name_or_path, names)}; '
+                        f'available: {", ".join(names) or "none found"}')
+
+
+def load_scenario(name_or_path, robots=None, drive=None):
+    """
+    Load, generate and validate a scenario.
+
+    name_or_path : a name from available_scenarios() or a path to a YAML file
+    robots : robot count override (None = as in the file). Generated scenarios are regenerated
+        with this count; scenarios with an explicit robot list keep their first ``robots``.
+    drive : 'holonomic' | 'differential' | None (as in the file) for every robot
+    Raises ScenarioError with a message naming the offending key.
+    """
+    path = scenario_path(name_or_path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise ScenarioError(f'{path}: invalid YAML: {exc}') from None
+    return scenario_from_dict(data, name=path.stem, robots=robots, drive=drive,
+                              source=str(path))
+
+
+def scenario_from_dict(data, name='scenario', robots=None, drive=None, source=None):
+    """Build a validated Scenario from a parsed YAML mapping (see load_scenario)."""
+    where = source or name
+    if not isinstance(data, dict):
+        raise ScenarioError(f'{where}: expected a mapping at the top level')
+    _check_keys(data, TOP_KEYS, where)
+    if ('robots' in data) == ('generator' in data):
+        raise ScenarioError(f'{where}: give exactly one of "robots" or "generator"')
+    if robots is not None and int(robots) < 1:
+        raise ScenarioError(f'robot count must be at least 1, got {robots}')
+
+    defaults = dict(ROBOT_DEFAULTS)
+    user_defaults = data.get('robot_defaults') or {}
+    _check_keys(user_defaults, DEFAULT_KEYS, f'{where}: robot_defaults')
+    defaults.update(user_defaults)
+
+    polygons, segments = _parse_obstacles(data.get('obstacles') or {}, where)
+    arena = data.get('arena')
+    if arena is not None:
+        arena = _floats(arena, 4, f'{where}: arena')
+        if arena[0] >= arena[2] or arena[1] >= arena[3]:
+            raise ScenarioError(f'{where}: arena must be [xmin, ymin, xmax, ymax] with min < max')
+    timeout = float(data.get('timeout', 60.0))
+    if not timeout > 0.0:
+        raise ScenarioError(f'{where}: timeout must be positive, got {timeout}')
+    scenario = Scenario(name=name, robots=[], polygons=polygons, segments=segments,
+                        arena=arena, timeout=timeout,
+                        description=str(data.get('description', '')).strip())
+
+    if 'generator' in data:
+        spec = dict(data['generator'] or {})
+        if robots is not None:
+            spec['count'] = int(robots)
+        robot_list = _generate(spec, defaults, scenario, where)
+    else:
+        entries = data['robots'] or []
+        if not isinstance(entries, list) or not entries:
+            raise ScenarioError(f'{where}: robots must be a non-empty list')
+        if robots is not None:
+            if int(robots) > len(entries):
+                raise ScenarioError(f'{where}: lists {len(entries)} robots, cannot run '
+                                    f'{robots}; use at most {len(entries)}')
+            entries = entries[:int(robots)]
+        robot_list = [_parse_robot(e, i, defaults, where) for i, e in enumerate(entries)]
+    scenario.robots = robot_list
+    if drive is not None:
+        scenario = scenario.with_drive(drive)
+    validate(scenario, where)
+    return scenario
+
+
+def validate(scenario, where=None):
+    """
+    Check a scenario can be run: unique names, no overlap at the starts or goals.
+
+    Raises ScenarioError naming the robots involved.
+    """
+    where = where or scenario.name
+    names = scenario.names
+    if not names:
+        raise ScenarioError(f'{where}: no robots')
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ScenarioError(f'{where}: duplicate robot names {dupes}')
+    radii = scenario.radii
+    for label, pts in (('start', scenario.starts[:, :2]), ('goal', scenario.goals)):
+        dist = np.linalg.norm(pts[:, None] - pts[None, :], axis=-1)
+        limit = radii[:, None] + radii[None, :]
+        np.fill_diagonal(dist, np.inf)
+        i, j = np.unravel_index(np.argmin(dist - limit), dist.shape)
+        if len(names) > 1 and dist[i, j] < limit[i, j]:
+            raise ScenarioError(f'{where}: robots {names[i]} and {names[j]} overlap at their '
+                                f'{label}s ({dist[i, j]:.3f} m apart, radii sum '
+                                f'{limit[i, j]:.3f} m)')
+        clearance = scenario.obstacle_distance(pts) - radii
+        k = int(np.argmin(clearance))
+        if clearance[k] < 0.0:
+            raise ScenarioError(f'{where}: robot {names[k]} overlaps an obstacle at its '
+                                f'{label} {tuple(np.round(pts[k], 3))}')
+
+
+def node_parameters(scenario):
+    """
+    Per-robot parameters of the orca_nav node for this scenario, as plain lists.
+
+    Returns a dict: robots (names), radius, max_speed, max_angular_speed, drive (lists in the
+    order of ``robots``). The demo and the launch file map these onto the node's parameters.
+    """
+    return {
+        'robots': scenario.names,
+        'radius': [float(r.radius) for r in scenario.robots],
+        'max_speed': [float(r.max_speed) for r in scenario.robots],
+        'max_angular_speed': [float(r.max_angular_speed) for r in scenario.robots],
+        'drive': [r.drive for r in scenario.robots],
+    }
+
+
+# --- parsing helpers ---------------------------------------------------------------------
+
+def _suggest(word, valid):
+    close = difflib.get_close_matches(str(word), list(valid), n=1, cutoff=0.5)
+    return f' (did you mean {close[0]!r}?)' if close else ''
+
+
+def _check_keys(mapping, valid, where):
+    if not isinstance(mapping, dict):
+        raise ScenarioError(f'{where}: expected a mapping, got {type(mapping).__name__}')
+    for key in mapping:
+        if key not in valid:
+            raise ScenarioError(f'{where}: unknown key {key!r}{_suggest(key, valid)}; '
+                                f'valid keys: {", ".join(valid)}')
+
+
+def _floats(value, count, where):
+    try:
+        out = tuple(float(v) for v in value)
+    except (TypeError, ValueError):
+        raise ScenarioError(f'{where}: expected {count} numbers, got {value!r}') from None
+    if len(out) != count or not all(math.isfinite(v) for v in out):
+        raise ScenarioError(f'{where}: expected {count} finite numbers, got {value!r}')
+    return out
+
+
+def _positive(value, where):
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ScenarioError(f'{where}: expected a number, got {value!r}') from None
+    if not (math.isfinite(value) and value > 0.0):
+        raise ScenarioError(f'{where}: must be positive, got {value}')
+    return value
+
+
+def _check_drive(drive, where):
+    if drive not in DRIVES:
+        raise ScenarioError(f'{where}: drive must be one of {DRIVES}, got {drive!r}'
+                            f'{_suggest(drive, DRIVES)}')
+    return drive
+
+
+def _make_robot(name, start, goal, params, where):
+    if not isinstance(name, str) or not NAME_PATTERN.match(name):
+        raise ScenarioError(f'{where}: robot name {name!r} must match {NAME_PATTERN.pattern} '
+                            '(it becomes the topic namespace)')
+    start = _floats(start, 3, f'{where}: start') if len(start) == 3 else \
+        _floats(start, 2, f'{where}: start') + (0.0,)
+    return Robot(name=name, start=start, goal=_floats(goal, 2, f'{where}: goal'),
+                 radius=_positive(params['radius'], f'{where}: radius'),
+                 max_speed=_positive(params['max_speed'], f'{where}: max_speed'),
+                 max_angular_speed=_positive(params['max_angular_speed'],
+                                             f'{where}: max_angular_speed'),
+                 drive=_check_drive(params['drive'], f'{where}: drive'))
+
+
+def _parse_robot(entry, index, defaults, where):
+    here = f'{where}: robots[{index}]'
+    _check_keys(entry, ROBOT_KEYS, here)
+    for key in ('start', 'goal'):
+        if key not in entry:
+            raise ScenarioError(f'{here}: missing {key!r}')
+    if not isinstance(entry['start'], (list, tuple)) or len(entry['start']) not in (2, 3):
+        raise ScenarioError(f'{here}: start must be [x, y] or [x, y, yaw]')
+    params = dict(defaults)
+    params.update({k: v for k, v in entry.items() if k in DEFAULT_KEYS})
+    return _make_robot(entry.get('name', f'robot{index}'), entry['start'], entry['goal'],
+                       params, here)
+
+
+def _parse_obstacles(obstacles, where):
+    _check_keys(obstacles, OBSTACLE_KEYS, f'{where}: obstacles')
+    polygons = []
+    for i, poly in enumerate(obstacles.get('polygons') or []):
+        here = f'{where}: obstacles.polygons[{i}]'
+        try:
+            arr = np.array(poly, dtype=float)
+        except (TypeError, ValueError):
+            raise ScenarioError(f'{here}: expected a list of [x, y] vertices') from None
+        if arr.ndim != 2 or arr.shape[1] != 2 or len(arr) < 3:
+            raise ScenarioError(f'{here}: expected at least 3 [x, y] vertices')
+        if not np.all(np.isfinite(arr)):
+            raise ScenarioError(f'{here}: vertices must be finite')
+        area = polygon_signed_area(arr)
+        if area <= 0.0:
+            raise ScenarioError(f'{here}: vertices must be counter-clockwise '
+                                f'(signed area {area:.3f}); reverse their order')
+        polygons.append(arr)
+    segs = obstacles.get('segments') or []
+    try:
+        segments = np.array(segs, dtype=float).reshape(-1, 2, 2)
+    except (TypeError, ValueError):
+        raise ScenarioError(f'{where}: obstacles.segments: expected [[x, y], [x, y]] '
+                            'pairs') from None
+    if not np.all(np.isfinite(segments)):
+        raise ScenarioError(f'{where}: obstacles.segments must be finite')
+    if len(segments) and np.any(np.linalg.norm(segments[:, 1] - segments[:, 0], axis=1) == 0):
+        raise ScenarioError(f'{where}: obstacles.segments has a zero-length segment')
+    return polygons, segments
+
+
+def _generate(spec, defaults, scenario, where):
+    here = f'{where}: generator'
+    kind = spec.get('type')
+    if kind not in GENERATOR_KEYS:
+        raise ScenarioError(f'{here}: type must be one of {tuple(GENERATOR_KEYS)}, got '
+                            f'{kind!r}{_suggest(kind, GENERATOR_KEYS)}')
+    _check_keys(spec, GENERATOR_KEYS[kind], f'{here} ({kind})')
+    count = spec.get('count', 8)
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ScenarioError(f'{here}: count must be a positive integer, got {count!r}')
+    if kind == 'circle':
+        poses = _circle(count, _positive(spec.get('spacing', 1.4), f'{here}: spacing'),
+                        _positive(spec.get('min_ring_radius', 2.0), f'{here}: min_ring_radius'))
+    elif kind == 'crossing':
+        poses = _crossing(count, _positive(spec.get('spacing', 0.9), f'{here}: spacing'),
+                          _positive(spec.get('distance', 4.0), f'{here}: distance'))
+    else:
+        poses = _random(count, spec, defaults, scenario, here)
+    width = len(str(count - 1))
+    return [_make_robot(f'robot{i:0{width}d}', start, goal, defaults, here)
+            for i, (start, goal) in enumerate(poses)]
+
+
+def _facing(start_xy, goal_xy):
+    return math.atan2(goal_xy[1] - start_xy[1], goal_xy[0] - start_xy[0])
+
+
+def _circle(count, spacing, min_ring_radius):
+    ring = max(min_ring_radius, count * spacing / (2.0 * math.pi))
+    poses = []
+    for i in range(count):
+        a = 2.0 * math.pi * i / count
+        start = (ring * math.cos(a), ring * math.sin(a))
+        goal = (-start[0], -start[1])
+        poses.append((start + (_facing(start, goal),), goal))
+    return poses
+
+
+def _crossing(count, spacing, distance):
+    groups = (count + 1) // 2, count // 2
+    # Far enough out that the two lines do not overlap at their starts.
+    distance = max(distance, 0.5 * spacing * max(groups) + spacing)
+    poses = []
+    for i in range(count):
+        group, k = i % 2, i // 2
+        offset = (k - 0.5 * (groups[group] - 1)) * spacing
+        if group == 0:   # west -> east
+            start, goal = (-distance, offset), (distance, offset)
+        else:            # south -> north
+            start, goal = (offset, -distance), (offset, distance)
+        poses.append((start + (_facing(start, goal),), goal))
+    return poses
+
+
+def _random(count, spec, defaults, scenario, here):
+    if scenario.arena is None:
+        raise ScenarioError(f'{here}: the random generator needs an "arena"')
+    seed = spec.get('seed', 0)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ScenarioError(f'{here}: seed must be an integer, got {seed!r}')
+    radius = _positive(defaults['radius'], f'{here}: robot radius')
+    min_sep = _positive(spec.get('min_separation', 4.0 * radius), f'{here}: min_separation')
+    min_travel = float(spec.get('min_travel', 3.0))
+    clearance = float(spec.get('clearance', 2.0 * radius))
+    rng = np.random.default_rng(seed)
+    xmin, ymin, xmax, ymax = scenario.arena
+    lo = np.array([xmin, ymin]) + radius + clearance
+    hi = np.array([xmax, ymax]) - radius - clearance
+    if np.any(lo >= hi):
+        raise ScenarioError(f'{here}: the arena is too small for robots of radius {radius}')
+
+    def sample(taken):
+        for _ in range(MAX_RANDOM_TRIES):
+            p = rng.uniform(lo, hi)
+            if scenario.obstacle_distance(p[None])[0] < radius + clearance:
+                continue
+            if taken and np.min(np.linalg.norm(np.array(taken) - p, axis=1)) < min_sep:
+                continue
+            return p
+        raise ScenarioError(f'{here}: could not place {count} robots in the arena; lower count, '
+                            'min_separation or clearance, or enlarge the arena')
+
+    starts, goals = [], []
+    for _ in range(count):
+        starts.append(sample(starts))
+    for s in starts:
+        for _ in range(MAX_RANDOM_TRIES):
+            g = sample(goals)
+            if np.linalg.norm(g - s) >= min_travel:
+                break
+        else:
+            raise ScenarioError(f'{here}: could not find goals {min_travel} m from the starts')
+        goals.append(g)
+    return [(tuple(s) + (_facing(s, g),), tuple(g)) for s, g in zip(starts, goals)]

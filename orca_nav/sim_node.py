@@ -1,0 +1,311 @@
+"""
+A small fleet simulator: a stand-in for Gazebo that speaks the same topics.
+
+N robots of a scenario (orca_nav.scenarios) integrate their ``/<r>/cmd_vel`` every sim step with
+holonomic or differential (unicycle) kinematics and publish ``/<r>/odom`` and a ray-cast
+``/<r>/scan``. The simulator knows nothing of ORCA. It also records the ground truth of the run
+(every robot's pose at every step) to a file for the demo's metrics.
+
+Run::
+
+    python -m orca_nav.sim_node --ros-args -p scenario:=circle -p robots:=8
+
+Topics, for each robot ``r`` of the scenario:
+
+- subscribes ``/<r>/cmd_vel`` (geometry_msgs/Twist, or TwistStamped with cmd_vel_stamped:=true).
+  Body frame: linear.x forward, linear.y left (holonomic only), angular.z. Clamped to the
+  robot's max_speed / max_angular_speed; no command for cmd_vel_timeout seconds -> stop.
+- publishes ``/<r>/odom`` (nav_msgs/Odometry): frame ``map`` -> ``<r>/base_link``, pose in the
+  global frame, twist in the body frame. Noise-free: it is the ground truth.
+- publishes ``/<r>/scan`` (sensor_msgs/LaserScan, sensor-data QoS) in ``<r>/base_link``: a
+  360 degree scan from the robot's centre against the static obstacles and the other robots'
+  discs; +inf where nothing is within range (REP 117).
+"""
+
+import math
+import os
+import time
+
+from geometry_msgs.msg import Twist, TwistStamped
+from nav_msgs.msg import Odometry
+import numpy as np
+from orca_nav.core.raycast import cast_rays
+from orca_nav.scenarios import load_scenario, ScenarioError
+import rclpy
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+from rclpy.qos import qos_profile_sensor_data, QoSProfile
+from rclpy.time import Time
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import LaserScan
+
+MAX_STEP_FACTOR = 5.0  # a late timer integrates at most this many nominal steps at once
+TRAJECTORY_SAVE_PERIOD = 2.0  # [s] wall time between ground-truth snapshots on disk
+
+PARAMETERS = (
+    # name, default, description, (min, max) or None
+    ('scenario', 'circle', 'Scenario name (config/scenarios/<name>.yaml) or path to a YAML file',
+     None),
+    ('robots', 0, 'Robot count override; 0 = as in the scenario', (0, 1000)),
+    ('drive', '', 'Drive override for every robot: holonomic | differential; empty = as in the '
+     'scenario', None),
+    ('sim_rate', 50.0, 'Integration rate [Hz]', (1.0, 1000.0)),
+    ('odom_rate', 20.0, 'Odometry publish rate [Hz]', (0.1, 1000.0)),
+    ('scan_rate', 10.0, 'Laser scan publish rate [Hz]', (0.1, 100.0)),
+    ('scan_beams', 180, 'Beams per 360 degree scan', (4, 10000)),
+    ('scan_range_min', 0.05, 'Minimum range of the scanner [m]', (0.0, 10.0)),
+    ('scan_range_max', 6.0, 'Maximum range of the scanner [m]; farther hits read +inf',
+     (0.1, 100.0)),
+    ('scan_noise', 0.0, 'Standard deviation of Gaussian range noise [m]', (0.0, 1.0)),
+    ('seed', 0, 'Seed of the scan noise', (0, 2 ** 31 - 1)),
+    ('cmd_vel_timeout', 0.5, 'A robot whose last cmd_vel is older than this stops [s]',
+     (0.01, 60.0)),
+    ('cmd_vel_stamped', False, 'Subscribe to geometry_msgs/TwistStamped instead of Twist', None),
+    ('publish_clock', False, 'Publish /clock (sim time) and stamp messages with it', None),
+    ('trajectory_file', '', 'Write the ground truth (poses at every step) to this .npz file; '
+     'empty = do not record', None),
+)
+
+
+def clamp_command(drive, vx, vy, wz, max_speed, max_angular_speed):
+    """
+    Clamp a body-frame command to a robot's limits.
+
+    drive : 'holonomic' (|(vx, vy)| <= max_speed) or 'differential' (vy ignored,
+        |vx| <= max_speed)
+    Returns (vx, vy, wz) [m/s, m/s, rad/s]; non-finite input gives zero.
+    """
+    if not all(math.isfinite(v) for v in (vx, vy, wz)):
+        return 0.0, 0.0, 0.0
+    wz = min(max(wz, -max_angular_speed), max_angular_speed)
+    if drive == 'differential':
+        return min(max(vx, -max_speed), max_speed), 0.0, wz
+    speed = math.hypot(vx, vy)
+    if speed > max_speed:
+        vx, vy = vx * max_speed / speed, vy * max_speed / speed
+    return vx, vy, wz
+
+
+def integrate(pose, vx, vy, wz, dt):
+    """
+    Advance a pose (x, y, yaw) by a constant body-frame twist for dt seconds.
+
+    Exact for a constant twist: the robot moves on a circular arc (a straight line if wz == 0).
+    Returns the new (x, y, yaw), yaw wrapped to [-pi, pi).
+    """
+    x, y, yaw = pose
+    dth = wz * dt
+    if abs(dth) < 1e-9:
+        # Straight line: rotate the body velocity by the mid-step heading.
+        c, s = math.cos(yaw + 0.5 * dth), math.sin(yaw + 0.5 * dth)
+        x += (c * vx - s * vy) * dt
+        y += (s * vx + c * vy) * dt
+    else:
+        # Arc: integrate R(yaw + w t) (vx, vy) over [0, dt] in closed form.
+        s0, c0 = math.sin(yaw), math.cos(yaw)
+        s1, c1 = math.sin(yaw + dth), math.cos(yaw + dth)
+        x += (vx * (s1 - s0) + vy * (c1 - c0)) / wz
+        y += (vx * (c0 - c1) + vy * (s1 - s0)) / wz
+    yaw = (yaw + dth + math.pi) % (2.0 * math.pi) - math.pi
+    return x, y, yaw
+
+
+def yaw_to_quaternion(yaw):
+    """Quaternion (x, y, z, w) of a rotation by yaw about z."""
+    return 0.0, 0.0, math.sin(0.5 * yaw), math.cos(0.5 * yaw)
+
+
+class SimNode(Node):
+    """Fleet simulator node: integrates cmd_vel, publishes odom and scans, records ground truth."""
+
+    def __init__(self, **kwargs):
+        """Declare parameters, load the scenario, create one set of topics per robot."""
+        super().__init__('orca_nav_sim', **kwargs)
+        p = self._declare_parameters()
+        self.scenario = load_scenario(p['scenario'], robots=p['robots'] or None,
+                                      drive=p['drive'] or None)
+        self.params = p
+        self.robots = self.scenario.robots
+        n = len(self.robots)
+        self.poses = self.scenario.starts.copy()           # (N, 3) x, y, yaw
+        self.twists = np.zeros((n, 3))                     # (N, 3) applied body vx, vy, wz
+        self.commands = np.zeros((n, 3))                   # (N, 3) last clamped command
+        self.command_time = np.full(n, -np.inf)            # monotonic time of each command
+        self.radii = self.scenario.radii
+        self.world_segments = self.scenario.obstacle_segments()
+        self.rng = np.random.default_rng(p['seed'])
+        self.sim_time = 0.0
+        self.steps = 0
+        self.nominal_dt = 1.0 / p['sim_rate']
+        self.last_step = time.monotonic()
+        self.beam_offsets = -math.pi + 2.0 * math.pi / p['scan_beams'] * np.arange(
+            p['scan_beams'])
+        self.history = {'t': [], 'wall': [], 'poses': []}
+        self._record()
+
+        cmd_type = TwistStamped if p['cmd_vel_stamped'] else Twist
+        self.odom_pubs, self.scan_pubs = [], []
+        for i, robot in enumerate(self.robots):
+            ns = '/' + robot.name
+            self.create_subscription(cmd_type, ns + '/cmd_vel',
+                                     lambda msg, i=i: self._on_cmd_vel(i, msg),
+                                     qos_profile_sensor_data)
+            self.odom_pubs.append(self.create_publisher(Odometry, ns + '/odom',
+                                                        QoSProfile(depth=10)))
+            self.scan_pubs.append(self.create_publisher(LaserScan, ns + '/scan',
+                                                        qos_profile_sensor_data))
+        self.clock_pub = (self.create_publisher(Clock, '/clock', QoSProfile(depth=10))
+                          if p['publish_clock'] else None)
+        self.create_timer(self.nominal_dt, self._step)
+        self.create_timer(1.0 / p['odom_rate'], self._publish_odom)
+        self.create_timer(1.0 / p['scan_rate'], self._publish_scans)
+        if p['trajectory_file']:
+            self.create_timer(TRAJECTORY_SAVE_PERIOD, self.save_trajectory)
+        self.get_logger().info(
+            f'simulating {n} robots of scenario {self.scenario.name!r} '
+            f'({", ".join(sorted({r.drive for r in self.robots}))}) at {p["sim_rate"]:g} Hz; '
+            f'{len(self.world_segments)} static segments')
+
+    def _declare_parameters(self):
+        values = {}
+        for name, default, description, bounds in PARAMETERS:
+            desc = ParameterDescriptor(description=description, read_only=True)
+            if bounds is not None and isinstance(default, float):
+                desc.floating_point_range = [FloatingPointRange(
+                    from_value=float(bounds[0]), to_value=float(bounds[1]))]
+            elif bounds is not None:
+                desc.integer_range = [IntegerRange(from_value=bounds[0], to_value=bounds[1])]
+            values[name] = self.declare_parameter(name, default, desc).value
+        return values
+
+    # --- simulation -----------------------------------------------------------------------
+
+    def _on_cmd_vel(self, i, msg):
+        twist = msg.twist if isinstance(msg, TwistStamped) else msg
+        robot = self.robots[i]
+        self.commands[i] = clamp_command(robot.drive, twist.linear.x, twist.linear.y,
+                                         twist.angular.z, robot.max_speed,
+                                         robot.max_angular_speed)
+        self.command_time[i] = time.monotonic()
+
+    def _step(self):
+        now = time.monotonic()
+        dt = min(now - self.last_step, MAX_STEP_FACTOR * self.nominal_dt)
+        self.last_step = now
+        if dt <= 0.0:
+            return
+        fresh = (now - self.command_time) <= self.params['cmd_vel_timeout']
+        self.twists = np.where(fresh[:, None], self.commands, 0.0)
+        for i in range(len(self.robots)):
+            self.poses[i] = integrate(self.poses[i], *self.twists[i], dt)
+        self.sim_time += dt
+        self.steps += 1
+        self._record()
+        if self.clock_pub is not None:
+            msg = Clock()
+            msg.clock = self._stamp()
+            self.clock_pub.publish(msg)
+
+    def _record(self):
+        self.history['t'].append(self.sim_time)
+        self.history['wall'].append(time.time())
+        self.history['poses'].append(self.poses.copy())
+
+    def _stamp(self):
+        if self.params['publish_clock']:
+            sec = int(self.sim_time)
+            return Time(seconds=sec, nanoseconds=int((self.sim_time - sec) * 1e9),
+                        clock_type=self.get_clock().clock_type).to_msg()
+        return self.get_clock().now().to_msg()
+
+    # --- sensors --------------------------------------------------------------------------
+
+    def _publish_odom(self):
+        stamp = self._stamp()
+        for i, robot in enumerate(self.robots):
+            msg = Odometry()
+            msg.header.stamp = stamp
+            msg.header.frame_id = 'map'
+            msg.child_frame_id = robot.name + '/base_link'
+            x, y, yaw = self.poses[i]
+            msg.pose.pose.position.x = float(x)
+            msg.pose.pose.position.y = float(y)
+            q = msg.pose.pose.orientation
+            q.x, q.y, q.z, q.w = yaw_to_quaternion(float(yaw))
+            msg.twist.twist.linear.x = float(self.twists[i, 0])
+            msg.twist.twist.linear.y = float(self.twists[i, 1])
+            msg.twist.twist.angular.z = float(self.twists[i, 2])
+            self.odom_pubs[i].publish(msg)
+
+    def scan_ranges(self, i):
+        """Ranges [m] robot i's scanner reads now, beam k at body angle -pi + k * 2 pi / B."""
+        p = self.params
+        others = np.arange(len(self.robots)) != i
+        ranges = cast_rays(self.poses[i, :2], self.poses[i, 2] + self.beam_offsets,
+                           p['scan_range_max'], self.world_segments,
+                           self.poses[others, :2], self.radii[others])
+        if p['scan_noise'] > 0.0:
+            hit = np.isfinite(ranges)
+            noisy = ranges + self.rng.normal(0.0, p['scan_noise'], ranges.shape)
+            ranges = np.where(hit, np.clip(noisy, p['scan_range_min'], p['scan_range_max']),
+                              ranges)
+        return ranges
+
+    def _publish_scans(self):
+        p = self.params
+        stamp = self._stamp()
+        increment = 2.0 * math.pi / p['scan_beams']
+        for i, robot in enumerate(self.robots):
+            msg = LaserScan()
+            msg.header.stamp = stamp
+            msg.header.frame_id = robot.name + '/base_link'
+            msg.angle_min = -math.pi
+            msg.angle_max = -math.pi + increment * (p['scan_beams'] - 1)
+            msg.angle_increment = increment
+            msg.scan_time = 1.0 / p['scan_rate']
+            msg.range_min = p['scan_range_min']
+            msg.range_max = p['scan_range_max']
+            msg.ranges = self.scan_ranges(i).astype(np.float32).tolist()
+            self.scan_pubs[i].publish(msg)
+
+    # --- ground truth ---------------------------------------------------------------------
+
+    def save_trajectory(self):
+        """
+        Write the ground truth so far to trajectory_file (atomically), if one is set.
+
+        The .npz holds names (N,), radii (N,), t (K,) sim time [s], wall (K,) time.time() [s],
+        poses (K, N, 3) x, y, yaw and scenario (the scenario's name).
+        """
+        path = self.params['trajectory_file']
+        if not path:
+            return
+        tmp = f'{path}.tmp.npz'
+        np.savez(tmp, names=np.array(self.scenario.names), radii=self.radii,
+                 t=np.array(self.history['t']), wall=np.array(self.history['wall']),
+                 poses=np.array(self.history['poses']), scenario=self.scenario.name)
+        os.replace(tmp, path)
+
+
+def main(args=None):
+    """Run the simulator until Ctrl-C (SIGINT) or SIGTERM; save the ground truth on the way out."""
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = SimNode()
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except ScenarioError as exc:
+        print(f'orca_nav_sim: {exc}', flush=True)
+        raise SystemExit(2)
+    finally:
+        if node is not None:
+            node.save_trajectory()
+            node.destroy_node()
+        rclpy.try_shutdown()
+
+
+if __name__ == '__main__':
+    main()
