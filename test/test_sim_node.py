@@ -1,0 +1,244 @@
+"""The fleet simulator over real rclpy: kinematics, odometry, scans, timeout, ground truth."""
+
+import math
+import os
+import time
+
+from geometry_msgs.msg import Twist, TwistStamped
+from nav_msgs.msg import Odometry
+import numpy as np
+from orca_nav.sim_node import clamp_command, integrate, SimNode
+import pytest
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.parameter import Parameter
+from rclpy.qos import qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import LaserScan
+import yaml
+
+# Keep DDS on this machine; domains 30..49 belong to the simulator/demo tests.
+os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+DOMAIN_ID = 33
+
+WALL_X = 2.0
+OTHER = (0.0, -1.0, 0.25)  # x, y, radius of the second robot
+
+
+@pytest.fixture
+def world(tmp_path):
+    """One robot at the origin facing +30 deg, a wall at x = 2 and a second robot below it."""
+    path = tmp_path / 'world.yaml'
+    path.write_text(yaml.safe_dump({
+        'robot_defaults': {'max_speed': 0.5, 'max_angular_speed': 1.0},
+        'robots': [
+            {'name': 'a', 'start': [0.0, 0.0, math.radians(30.0)], 'goal': [-3.0, 0.0]},
+            {'name': 'b', 'start': list(OTHER[:2]) + [0.0], 'goal': [-3.0, -1.0],
+             'radius': OTHER[2]},
+        ],
+        'obstacles': {'segments': [[[WALL_X, -5.0], [WALL_X, 5.0]]]},
+    }))
+    return str(path)
+
+
+class Harness:
+    """A SimNode and a probe node on one executor in a private context."""
+
+    def __init__(self, scenario, **params):
+        """Start the simulator with the given parameters plus a probe node."""
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context, domain_id=DOMAIN_ID)
+        overrides = [Parameter('scenario', value=scenario)]
+        overrides += [Parameter(k, value=v) for k, v in params.items()]
+        self.sim = SimNode(context=self.context, parameter_overrides=overrides)
+        self.probe = rclpy.create_node('probe', context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.sim)
+        self.executor.add_node(self.probe)
+        self.odom, self.scans = [], []
+        self.probe.create_subscription(Odometry, '/a/odom', self.odom.append,
+                                       QoSProfile(depth=50))
+        self.probe.create_subscription(LaserScan, '/a/scan', self.scans.append,
+                                       qos_profile_sensor_data)
+        stamped = params.get('cmd_vel_stamped', False)
+        self.cmd_pub = self.probe.create_publisher(TwistStamped if stamped else Twist,
+                                                   '/a/cmd_vel', 10)
+
+    def spin(self, seconds, command=None):
+        """Spin for `seconds`, publishing `command` (vx, vy, wz) every 50 ms if given."""
+        end = time.monotonic() + seconds
+        next_cmd = 0.0
+        while time.monotonic() < end:
+            if command is not None and time.monotonic() >= next_cmd:
+                msg = self.cmd_pub.msg_type()
+                twist = msg.twist if isinstance(msg, TwistStamped) else msg
+                twist.linear.x, twist.linear.y, twist.angular.z = command
+                self.cmd_pub.publish(msg)
+                next_cmd = time.monotonic() + 0.05
+            self.executor.spin_once(timeout_sec=0.005)
+
+    def close(self):
+        """Tear down the nodes and the context."""
+        self.executor.shutdown()
+        self.sim.destroy_node()
+        self.probe.destroy_node()
+        rclpy.try_shutdown(context=self.context)
+
+
+@pytest.fixture
+def harness(world):
+    """Yield a factory of harnesses on the test world; close them afterwards."""
+    made = []
+
+    def make(**params):
+        made.append(Harness(world, **params))
+        return made[-1]
+    yield make
+    for h in made:
+        h.close()
+
+
+def _pose(msg):
+    p, q = msg.pose.pose.position, msg.pose.pose.orientation
+    return np.array([p.x, p.y, 2.0 * math.atan2(q.z, q.w)])
+
+
+def _stamp(msg):
+    return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+
+
+def test_clamp_and_integrate_are_exact():
+    assert clamp_command('holonomic', 3.0, 4.0, 5.0, 1.0, 2.0) == pytest.approx((0.6, 0.8, 2.0))
+    assert clamp_command('differential', -3.0, 4.0, -5.0, 1.0, 2.0) == (-1.0, 0.0, -2.0)
+    assert clamp_command('holonomic', math.nan, 0.0, 0.0, 1.0, 1.0) == (0.0, 0.0, 0.0)
+    # Straight line, body frame rotated by yaw.
+    x, y, yaw = integrate((1.0, 2.0, math.pi / 2), 0.5, 0.2, 0.0, 2.0)
+    assert (x, y, yaw) == pytest.approx((1.0 - 0.4, 3.0, math.pi / 2))
+    # A quarter circle of radius v / w = 2 in many small steps and in one: same arc end.
+    pose = (0.0, 0.0, 0.0)
+    for _ in range(100):
+        pose = integrate(pose, 1.0, 0.0, 0.5, math.pi / 100)
+    assert pose == pytest.approx((2.0, 2.0, math.pi / 2), abs=1e-9)
+    assert integrate((0.0, 0.0, 0.0), 1.0, 0.0, 0.5, math.pi) == pytest.approx(
+        (2.0, 2.0, math.pi / 2), abs=1e-9)
+    # Holonomic sideways motion while turning: the centre moves on a circle too.
+    x, y, yaw = integrate((0.0, 0.0, 0.0), 0.0, 1.0, 1.0, math.pi)
+    assert (x, y) == pytest.approx((-2.0, 0.0), abs=1e-9)
+
+
+def test_holonomic_twist_moves_the_robot_in_the_rotated_body_frame(harness):
+    h = harness()
+    h.spin(1.5, command=(0.3, 0.2, 0.0))
+    assert len(h.odom) >= 15
+    last = h.odom[-1]
+    assert last.header.frame_id == 'map' and last.child_frame_id == 'a/base_link'
+    assert (last.twist.twist.linear.x, last.twist.twist.linear.y) == pytest.approx((0.3, 0.2))
+    # Measure the global velocity between two messages 1 s apart (stamps = publish time).
+    first = next(m for m in h.odom if _stamp(m) >= _stamp(last) - 1.0)
+    velocity = (_pose(last) - _pose(first))[:2] / (_stamp(last) - _stamp(first))
+    yaw = math.radians(30.0)
+    expected = [0.3 * math.cos(yaw) - 0.2 * math.sin(yaw),
+                0.3 * math.sin(yaw) + 0.2 * math.cos(yaw)]
+    assert velocity == pytest.approx(expected, abs=0.03)
+    assert _pose(last)[2] == pytest.approx(yaw)
+
+
+def test_holonomic_speed_is_clamped_to_max_speed(harness):
+    h = harness()
+    h.spin(1.2, command=(3.0, 4.0, 0.0))
+    last = h.odom[-1]
+    body = (last.twist.twist.linear.x, last.twist.twist.linear.y)
+    assert body == pytest.approx((0.3, 0.4))  # 0.5 m/s in the commanded direction
+
+
+def test_differential_robot_follows_an_arc_and_ignores_linear_y(harness):
+    h = harness(drive='differential', cmd_vel_stamped=True)
+    h.spin(2.0, command=(0.4, 0.3, 0.5))
+    moving = [m for m in h.odom if m.twist.twist.linear.x > 0.0]
+    assert len(moving) >= 20
+    assert all(m.twist.twist.linear.y == 0.0 for m in moving)
+    yaw0 = math.radians(30.0)
+    # Unicycle with v = 0.4, w = 0.5: a circle of radius 0.8 left of the start heading.
+    center = 0.8 * np.array([-math.sin(yaw0), math.cos(yaw0)])
+    for m in moving:
+        x, y, yaw = _pose(m)
+        assert math.hypot(x - center[0], y - center[1]) == pytest.approx(0.8, abs=1e-6)
+        # Heading is tangent to the circle.
+        expected_yaw = math.atan2(y - center[1], x - center[0]) + math.pi / 2
+        assert math.remainder(yaw - expected_yaw, 2 * math.pi) == pytest.approx(0.0, abs=1e-6)
+    assert _pose(moving[-1])[2] - yaw0 > 0.5  # it turned (about 1 rad in 2 s)
+
+
+def test_robot_stops_when_cmd_vel_times_out(harness):
+    h = harness(cmd_vel_timeout=0.2)
+    h.spin(0.6, command=(0.5, 0.0, 0.0))
+    h.spin(0.5)
+    stopped = _pose(h.odom[-1])
+    assert h.odom[-1].twist.twist.linear.x == 0.0
+    assert np.linalg.norm(stopped[:2]) > 0.1
+    h.spin(0.5)
+    assert np.allclose(_pose(h.odom[-1]), stopped)
+
+
+def _expected_ranges(origin, angles, range_max):
+    """Brute-force hits of the wall x = WALL_X and the disc OTHER, per ray."""
+    out = np.full(len(angles), np.inf)
+    for k, a in enumerate(angles):
+        d = np.array([math.cos(a), math.sin(a)])
+        hits = []
+        if d[0] > 1e-12:
+            t = (WALL_X - origin[0]) / d[0]
+            if abs(origin[1] + t * d[1]) <= 5.0:  # the wall spans y in [-5, 5]
+                hits.append(t)
+        rel = origin - np.array(OTHER[:2])
+        b = rel @ d
+        disc = b * b - (rel @ rel - OTHER[2] ** 2)
+        if disc >= 0.0 and -b - math.sqrt(disc) > 0.0:
+            hits.append(-b - math.sqrt(disc))
+        if hits and min(hits) <= range_max:
+            out[k] = min(hits)
+    return out
+
+
+def test_scan_ranges_match_the_geometry(harness):
+    h = harness(scan_beams=90, scan_range_max=3.0)
+    h.spin(0.5)
+    assert h.scans, 'no scan received'
+    scan = h.scans[-1]
+    assert scan.header.frame_id == 'a/base_link'
+    assert len(scan.ranges) == 90
+    assert scan.angle_min == pytest.approx(-math.pi)
+    assert scan.angle_increment == pytest.approx(2 * math.pi / 90)
+    assert scan.range_max == pytest.approx(3.0)
+    body = scan.angle_min + scan.angle_increment * np.arange(90)
+    expected = _expected_ranges(np.zeros(2), math.radians(30.0) + body, 3.0)
+    ranges = np.array(scan.ranges)
+    assert np.array_equal(np.isinf(ranges), np.isinf(expected))
+    assert np.isfinite(expected).sum() > 20  # both the wall and the other robot are seen
+    finite = np.isfinite(expected)
+    assert ranges[finite] == pytest.approx(expected[finite], abs=1e-5)
+
+
+def test_scan_noise_is_seeded(harness):
+    h1 = harness(scan_noise=0.02, seed=5)
+    h2 = harness(scan_noise=0.02, seed=5)
+    r1, r2 = h1.sim.scan_ranges(0), h2.sim.scan_ranges(0)
+    assert np.array_equal(r1, r2)
+    clean = _expected_ranges(np.zeros(2), math.radians(30.0) + h1.sim.beam_offsets, 6.0)
+    finite = np.isfinite(clean)
+    assert 0.005 < np.std(r1[finite] - clean[finite]) < 0.05
+
+
+def test_ground_truth_file_records_every_step(harness, tmp_path):
+    path = tmp_path / 'truth.npz'
+    h = harness(trajectory_file=str(path), sim_rate=50.0)
+    h.spin(1.0, command=(0.5, 0.0, 0.0))
+    h.sim.save_trajectory()
+    data = np.load(path)
+    assert list(data['names']) == ['a', 'b']
+    assert data['poses'].shape[1:] == (2, 3)
+    assert len(data['t']) >= 30  # ~50 steps in 1 s; the shared test machine may lag
+    assert np.all(np.diff(data['t']) > 0)
+    assert np.allclose(data['poses'][0, 1], [0.0, -1.0, 0.0])  # b never moves
+    assert np.linalg.norm(data['poses'][-1, 0, :2]) > 0.3
+    qos = h.probe.get_publishers_info_by_topic('/a/scan')[0].qos_profile
+    assert qos.reliability == ReliabilityPolicy.BEST_EFFORT
