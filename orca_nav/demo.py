@@ -1,0 +1,554 @@
+"""
+The fleet demo: simulator + orca_nav node over real DDS, goals, metrics and a picture.
+
+Run::
+
+    python -m orca_nav.demo                                  # circle swap of 10 robots
+    orca_nav_demo --scenario blocks --robots 8 --drive differential --out out/blocks.png
+
+It starts the simulator (orca_nav.sim_node) and the orca_nav node (orca_nav.node) as separate
+processes on a private ROS domain with DDS kept on this machine, sends every robot its goal on
+``/<r>/goal_pose``, prints progress while the fleet drives, stops when every robot is at its
+goal or on the timeout, shuts the processes down, prints a metrics table computed from the
+simulator's ground truth and writes a PNG of the trajectories.
+
+Exit codes: 0 every robot arrived without a collision; 1 a collision happened (robot-robot or
+robot-obstacle); 2 no collision but not every robot arrived before the timeout; 3 the demo could
+not run (a process died, the node never came up, a bad option).
+"""
+
+import argparse
+import math
+import os
+from pathlib import Path
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+from orca_nav.scenarios import (available_scenarios, CONTACT_TOLERANCE, load_scenario,
+                                node_parameters, ScenarioError)
+import yaml
+
+EXIT_OK, EXIT_COLLISION, EXIT_TIMEOUT, EXIT_ERROR = 0, 1, 2, 3
+DEFAULT_SCENARIO = 'circle'
+DOMAIN_ID_RANGE = (100, 199)  # random private domain; the tests use 30..49, the lead 10..29
+STARTUP_TIMEOUT = 90.0   # [s] for both processes to come up (the first JIT compile is slow)
+GOAL_RESEND_PERIOD = 1.0  # [s] goals are resent until the robot moves: discovery loses some
+MOVED_THRESHOLD = 0.05   # [m] a robot this far from its start has acknowledged its goal
+PROGRESS_PERIOD = 2.0    # [s] between progress lines
+SHUTDOWN_GRACE = 10.0    # [s] a process gets after SIGINT (and again after SIGTERM)
+GOAL_TOLERANCE = 0.15    # [m] a robot this close to its goal has arrived
+
+
+# --- metrics (pure numpy) -------------------------------------------------------------------
+
+def compute_metrics(scenario, t, poses, t_goals, goal_tolerance=GOAL_TOLERANCE):
+    """
+    Metrics of one run from ground-truth poses.
+
+    scenario : the Scenario that was run (robots in the order of the poses' second axis)
+    t : (K,) sample times [s]; poses : (K, N, 3) x, y, yaw; t_goals : time the goals were sent
+    Returns a dict (see the keys below); times to goal are measured from t_goals.
+    """
+    t = np.asarray(t, dtype=float)
+    xy = np.asarray(poses, dtype=float)[:, :, :2]
+    k, n = xy.shape[:2]
+    radii, goals = scenario.radii, scenario.goals
+    out = {'robots': n, 'duration': float(t[-1] - t_goals) if k else 0.0}
+
+    # Robot-robot separation at every sample.
+    if n > 1:
+        iu, ju = np.triu_indices(n, 1)
+        dist = np.linalg.norm(xy[:, iu] - xy[:, ju], axis=-1)          # (K, P)
+        limit = radii[iu] + radii[ju]                                    # (P,)
+        step, pair = np.unravel_index(np.argmin(dist - limit), dist.shape)
+        out['min_separation'] = float(dist.min())
+        out['min_clearance'] = float((dist - limit)[step, pair])
+        out['closest'] = {'time': float(t[step] - t_goals), 'step': int(step),
+                          'robots': (int(iu[pair]), int(ju[pair])),
+                          'distance': float(dist[step, pair])}
+        touching = dist < limit - CONTACT_TOLERANCE
+        # A collision is a pair starting to overlap (a rising edge), so one long contact counts
+        # once.
+        starts = touching[0] | np.any(touching[1:] & ~touching[:-1], axis=0)
+        out['robot_collisions'] = int(starts.sum()) if touching.any() else 0
+        out['colliding_pairs'] = [(scenario.names[iu[p]], scenario.names[ju[p]])
+                                  for p in np.flatnonzero(touching.any(axis=0))]
+    else:
+        out.update(min_separation=math.inf, min_clearance=math.inf, closest=None,
+                   robot_collisions=0, colliding_pairs=[])
+
+    # Robot-obstacle clearance.
+    obstacle_clearance = (scenario.obstacle_distance(xy.reshape(-1, 2)).reshape(k, n)
+                          - radii[None, :])
+    out['min_obstacle_clearance'] = float(obstacle_clearance.min()) if k else math.inf
+    hitting = obstacle_clearance < -CONTACT_TOLERANCE
+    out['obstacle_collisions'] = int(hitting.any(axis=0).sum())
+    out['collisions'] = out['robot_collisions'] + out['obstacle_collisions']
+
+    # Arrival, time to goal and path length (from the moment the goals were sent).
+    to_goal = np.linalg.norm(xy - goals[None], axis=-1)                  # (K, N)
+    at_goal = to_goal <= goal_tolerance
+    arrived = at_goal[-1] if k else np.zeros(n, bool)
+    after = t >= t_goals
+    first = np.where((at_goal & after[:, None]).any(axis=0),
+                     np.argmax(at_goal & after[:, None], axis=0), -1)
+    out['arrived'] = int(arrived.sum())
+    out['arrived_mask'] = arrived.tolist()
+    times = np.array([t[f] - t_goals for f in first if f >= 0])
+    out['time_to_goal_mean'] = float(times.mean()) if len(times) else math.nan
+    out['time_to_goal_max'] = float(times.max()) if len(times) else math.nan
+    steps = np.linalg.norm(np.diff(xy, axis=0), axis=-1)                 # (K-1, N)
+    ratios = []
+    for i, robot in enumerate(scenario.robots):
+        if first[i] < 0 or robot.straight_line <= 0.0:
+            continue
+        ratios.append(steps[:first[i], i].sum() / robot.straight_line)
+    out['path_ratio_mean'] = float(np.mean(ratios)) if ratios else math.nan
+    out['path_ratio_max'] = float(np.max(ratios)) if ratios else math.nan
+    return out
+
+
+def format_table(metrics, scenario, drive, tick=None):
+    """Return the metrics as an aligned two-column text table."""
+    def f(value, unit='', digits=2):
+        if value is None or (isinstance(value, float) and not math.isfinite(value)):
+            return 'n/a'
+        return f'{value:.{digits}f}{unit}'
+
+    limit = 2.0 * float(scenario.radii.min())
+    closest = metrics.get('closest')
+    pair = ''
+    if closest:
+        a, b = closest['robots']
+        pair = f'  ({scenario.names[a]} - {scenario.names[b]} at {closest["time"]:.1f} s)'
+    rows = [
+        ('scenario', f'{scenario.name}, {metrics["robots"]} robots, {drive}'),
+        ('arrived', f'{metrics["arrived"]}/{metrics["robots"]}'),
+        ('collisions', f'{metrics["collisions"]} (robot-robot {metrics["robot_collisions"]}, '
+                       f'robot-obstacle {metrics["obstacle_collisions"]})'),
+        ('min separation', f'{f(metrics["min_separation"], " m", 3)} centre to centre '
+                           f'(contact at {limit:.3f} m)'),
+        ('min clearance', f'{f(metrics["min_clearance"], " m", 3)} between discs{pair}'),
+        ('min obstacle clearance', f(metrics['min_obstacle_clearance'], ' m', 3)),
+        ('time to goal mean / max', f'{f(metrics["time_to_goal_mean"], " s", 1)} / '
+                                    f'{f(metrics["time_to_goal_max"], " s", 1)}'),
+        ('path / straight line', f'{f(metrics["path_ratio_mean"], "", 3)} mean, '
+                                 f'{f(metrics["path_ratio_max"], "", 3)} max'),
+        ('node tick p50 / p99', (f'{f(tick[0], " ms")} / {f(tick[1], " ms")}' if tick
+                                 else 'n/a (the node published no tick statistics)')),
+        ('run time', f(metrics['duration'], ' s', 1)),
+    ]
+    width = max(len(r[0]) for r in rows)
+    line = '-' * (width + 3 + max(len(r[1]) for r in rows))
+    return '\n'.join([line] + [f'{k:<{width}} | {v}' for k, v in rows] + [line])
+
+
+# --- picture --------------------------------------------------------------------------------
+
+def plot_run(scenario, poses, metrics, out_path, title=''):
+    """Write a PNG of the run: obstacles, paths per robot, starts, goals, closest approach."""
+    import matplotlib
+    matplotlib.use('Agg')
+    from matplotlib import pyplot as plt
+    from matplotlib.patches import Circle, Polygon
+
+    xy = np.asarray(poses, dtype=float)[:, :, :2]
+    n = xy.shape[1]
+    fig, ax = plt.subplots(figsize=(7.0, 7.0), dpi=100)
+    for poly in scenario.polygons:
+        ax.add_patch(Polygon(poly, closed=True, facecolor='0.75', edgecolor='0.3', zorder=1))
+    for seg in scenario.segments:
+        ax.plot(seg[:, 0], seg[:, 1], color='0.3', lw=3, solid_capstyle='round', zorder=1)
+    cmap = plt.get_cmap('tab10' if n <= 10 else 'tab20' if n <= 20 else 'hsv')
+    for i, robot in enumerate(scenario.robots):
+        color = cmap(i % cmap.N if n <= 20 else i / n)
+        ax.plot(xy[:, i, 0], xy[:, i, 1], color=color, lw=1.4, zorder=3)
+        ax.add_patch(Circle(robot.start[:2], robot.radius, fill=False, edgecolor=color,
+                            lw=1.2, zorder=4))
+        ax.plot(*robot.goal, marker='x', color=color, ms=8, mew=2, zorder=4)
+        ax.add_patch(Circle(xy[-1, i], robot.radius, color=color, alpha=0.35, zorder=2))
+    closest = metrics.get('closest')
+    if closest:
+        a, b = closest['robots']
+        pa, pb = xy[closest['step'], a], xy[closest['step'], b]
+        for i, p in ((a, pa), (b, pb)):
+            ax.add_patch(Circle(p, scenario.robots[i].radius, fill=False, edgecolor='red',
+                                lw=1.8, zorder=5))
+        ax.plot([pa[0], pb[0]], [pa[1], pb[1]], color='red', lw=1.5, zorder=5)
+        mid = 0.5 * (pa + pb)
+        ax.annotate(f'closest approach {closest["distance"]:.2f} m\n'
+                    f'{scenario.names[a]} - {scenario.names[b]}, t = {closest["time"]:.1f} s',
+                    xy=mid, xytext=(0.02, 0.02), textcoords='axes fraction', color='red',
+                    fontsize=9, arrowprops={'arrowstyle': '->', 'color': 'red', 'lw': 1.0},
+                    bbox={'boxstyle': 'round', 'fc': 'white', 'ec': 'red', 'alpha': 0.85},
+                    zorder=6)
+    # The arena and everything the robots did, with a margin of a robot diameter.
+    pad = 2.0 * float(scenario.radii.max())
+    lo, hi = np.nanmin(xy.reshape(-1, 2), axis=0) - pad, np.nanmax(xy.reshape(-1, 2), axis=0) + pad
+    if scenario.arena is not None:
+        lo, hi = np.minimum(lo, scenario.arena[:2]), np.maximum(hi, scenario.arena[2:])
+    ax.set_xlim(lo[0], hi[0])
+    ax.set_ylim(lo[1], hi[1])
+    ax.set_aspect('equal')
+    ax.set_xlabel('x [m]')
+    ax.set_ylabel('y [m]')
+    ax.grid(True, color='0.9', zorder=0)
+    ax.set_title(title, fontsize=10)
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(out_path)
+    plt.close(fig)
+    return out_path
+
+
+# --- processes ------------------------------------------------------------------------------
+
+class Child:
+    """A child process whose output goes to a log file; stopped with SIGINT, SIGTERM, SIGKILL."""
+
+    def __init__(self, name, cmd, env, log_dir):
+        """Start `cmd` with `env`, logging to <log_dir>/<name>.log."""
+        self.name = name
+        self.log_path = Path(log_dir) / f'{name}.log'
+        self.log = open(self.log_path, 'wb')
+        self.proc = subprocess.Popen(cmd, env=env, stdout=self.log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL)
+
+    def alive(self):
+        """Whether the process is still running."""
+        return self.proc.poll() is None
+
+    def stop(self):
+        """SIGINT, wait, then SIGTERM, wait, then SIGKILL. Returns the exit code."""
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            if not self.alive():
+                break
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(SHUTDOWN_GRACE)
+            except subprocess.TimeoutExpired:
+                continue
+        if self.alive():
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+        return self.proc.returncode
+
+    def tail(self, lines=15):
+        """Return the last lines of the process's output."""
+        try:
+            text = self.log_path.read_text(errors='replace').splitlines()
+        except OSError:
+            return ''
+        return '\n'.join(f'    {line}' for line in text[-lines:])
+
+
+def child_env(domain_id):
+    """Environment of the children: our own, DDS on loopback, the demo's domain, importable."""
+    env = dict(os.environ)
+    env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    env['ROS_DOMAIN_ID'] = str(domain_id)
+    package_root = str(Path(__file__).resolve().parent.parent)
+    env['PYTHONPATH'] = os.pathsep.join(
+        [package_root] + [p for p in env.get('PYTHONPATH', '').split(os.pathsep) if p])
+    env.setdefault('PYTHONUNBUFFERED', '1')
+    return env
+
+
+def write_params(path, params):
+    """Write a ROS 2 parameter file that applies `params` to every node of the process."""
+    Path(path).write_text(yaml.safe_dump({'/**': {'ros__parameters': params}},
+                                         default_flow_style=None, sort_keys=False))
+    return path
+
+
+def sim_params(scenario_path, scenario, args, trajectory_file):
+    """Parameters of the simulator for this run."""
+    return {'scenario': str(scenario_path), 'robots': len(scenario.robots),
+            'drive': args.drive or '',
+            'trajectory_file': str(trajectory_file), 'seed': int(args.seed),
+            'scan_noise': float(args.scan_noise)}
+
+
+def node_params(scenario, args):
+    """Parameters of the orca_nav node for this run (see orca_nav/params.py)."""
+    params = node_parameters(scenario)
+    params['goal_tolerance'] = float(args.goal_tolerance)
+    return params
+
+
+# --- the run --------------------------------------------------------------------------------
+
+class Monitor:
+    """The demo's own ROS node: follows odometry, sends goals, keeps live statistics."""
+
+    def __init__(self, scenario, goal_tolerance):
+        """Subscribe to every robot's odom and advertise its goal_pose."""
+        from geometry_msgs.msg import PoseStamped
+        from nav_msgs.msg import Odometry
+        import rclpy
+        from rclpy.qos import QoSProfile
+
+        self.scenario = scenario
+        self.goal_tolerance = goal_tolerance
+        self.node = rclpy.create_node('orca_nav_demo')
+        n = len(scenario.robots)
+        self.latest = np.full((n, 3), np.nan)     # x, y, yaw from odom
+        self.history_t, self.history = [], []     # wall time, (N, 3) snapshots
+        self.first_arrival = np.full(n, np.nan)   # wall time of each robot's first arrival
+        self.acknowledged = np.zeros(n, bool)
+        self.min_separation = math.inf
+        self.goal_msg_type = PoseStamped
+        self.goal_pubs = []
+        for i, robot in enumerate(scenario.robots):
+            self.node.create_subscription(Odometry, f'/{robot.name}/odom',
+                                          lambda msg, i=i: self._on_odom(i, msg),
+                                          QoSProfile(depth=10))
+            self.goal_pubs.append(self.node.create_publisher(
+                PoseStamped, f'/{robot.name}/goal_pose', QoSProfile(depth=10)))
+        self.node.create_timer(0.05, self._snapshot)
+
+    def _on_odom(self, i, msg):
+        p, q = msg.pose.pose.position, msg.pose.pose.orientation
+        self.latest[i] = (p.x, p.y, 2.0 * math.atan2(q.z, q.w))
+
+    def _snapshot(self):
+        if np.isnan(self.latest).any():
+            return
+        now = time.time()
+        self.history_t.append(now)
+        self.history.append(self.latest.copy())
+        xy = self.latest[:, :2]
+        if len(xy) > 1:
+            d = np.linalg.norm(xy[:, None] - xy[None], axis=-1)
+            np.fill_diagonal(d, np.inf)
+            self.min_separation = min(self.min_separation, float(d.min()))
+        moved = np.linalg.norm(xy - self.scenario.starts[:, :2], axis=1) > MOVED_THRESHOLD
+        at_goal = self.at_goal()
+        self.acknowledged |= moved | at_goal
+        self.first_arrival = np.where(np.isnan(self.first_arrival) & at_goal, now,
+                                      self.first_arrival)
+
+    def at_goal(self):
+        """(N,) bool: robots now within goal_tolerance of their goal."""
+        dist = np.linalg.norm(self.latest[:, :2] - self.scenario.goals, axis=1)
+        return dist <= self.goal_tolerance
+
+    def have_odom(self):
+        """Whether odometry of every robot has arrived (the simulator is up)."""
+        return not np.isnan(self.latest).any()
+
+    def goals_matched(self):
+        """Whether something subscribes to every robot's goal_pose (the node is up)."""
+        return all(pub.get_subscription_count() > 0 for pub in self.goal_pubs)
+
+    def send_goals(self, only_unacknowledged=True):
+        """Publish the goal of every robot that has not moved yet (or of every robot)."""
+        stamp = self.node.get_clock().now().to_msg()
+        for i, robot in enumerate(self.scenario.robots):
+            if only_unacknowledged and self.acknowledged[i]:
+                continue
+            msg = self.goal_msg_type()
+            msg.header.stamp = stamp
+            msg.header.frame_id = 'map'
+            msg.pose.position.x, msg.pose.position.y = (float(v) for v in robot.goal)
+            yaw = math.atan2(robot.goal[1] - robot.start[1], robot.goal[0] - robot.start[0])
+            msg.pose.orientation.z = math.sin(0.5 * yaw)
+            msg.pose.orientation.w = math.cos(0.5 * yaw)
+            self.goal_pubs[i].publish(msg)
+
+    def destroy(self):
+        """Destroy the node."""
+        self.node.destroy_node()
+
+
+def load_ground_truth(path, monitor):
+    """Return (t_wall, poses) from the simulator's file, or from the demo's odom if missing."""
+    try:
+        data = np.load(path)
+        if len(data['t']) > 1:
+            return data['wall'], data['poses'], 'simulator ground truth'
+    except (OSError, ValueError, KeyError):
+        pass
+    if len(monitor.history) > 1:
+        return (np.array(monitor.history_t), np.array(monitor.history),
+                'odometry seen by the demo (the simulator wrote no ground truth)')
+    return None, None, None
+
+
+def parse_args(argv=None):
+    """Parse the demo's command line (ROS arguments, if any, are ignored)."""
+    names = available_scenarios()
+    parser = argparse.ArgumentParser(
+        prog='orca_nav_demo', description=__doc__.split('\n\n')[0].strip(),
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument('--scenario', default=DEFAULT_SCENARIO,
+                        help=f'scenario name ({", ".join(names)}) or path to a scenario YAML')
+    parser.add_argument('--robots', type=int, default=None,
+                        help='robot count (default: as in the scenario file)')
+    parser.add_argument('--drive', choices=('holonomic', 'differential'), default=None,
+                        help='drive of every robot (default: as in the scenario file)')
+    parser.add_argument('--timeout', type=float, default=None,
+                        help='seconds from the goals to giving up (default: the scenario timeout)')
+    parser.add_argument('--out', default=None,
+                        help='PNG to write (default: out/demo_<scenario>.png)')
+    parser.add_argument('--domain-id', type=int, default=None,
+                        help=f'ROS_DOMAIN_ID of the run (default: random in '
+                             f'{DOMAIN_ID_RANGE[0]}..{DOMAIN_ID_RANGE[1]})')
+    parser.add_argument('--goal-tolerance', type=float, default=GOAL_TOLERANCE,
+                        help='a robot this close to its goal has arrived [m]')
+    parser.add_argument('--scan-noise', type=float, default=0.0,
+                        help='standard deviation of the simulated laser noise [m]')
+    parser.add_argument('--seed', type=int, default=0, help='seed of the simulated laser noise')
+    parser.add_argument('--quiet', action='store_true', help='no progress lines')
+    if argv is None:
+        argv = sys.argv[1:]
+    if '--ros-args' in argv:
+        argv = argv[:argv.index('--ros-args')]
+    args = parser.parse_args(argv)
+    if args.domain_id is not None and not 0 <= args.domain_id <= 232:
+        parser.error(f'--domain-id must be in 0..232, got {args.domain_id}')
+    if args.robots is not None and args.robots < 1:
+        parser.error(f'--robots must be at least 1, got {args.robots}')
+    if args.timeout is not None and not args.timeout > 0:
+        parser.error(f'--timeout must be positive, got {args.timeout}')
+    return args
+
+
+def run(args):
+    """Run one demo; return its exit code."""
+    from orca_nav.scenarios import scenario_path
+    import rclpy
+    from rclpy.signals import SignalHandlerOptions
+
+    try:
+        path = scenario_path(args.scenario)
+        scenario = load_scenario(path, robots=args.robots, drive=args.drive)
+    except ScenarioError as exc:
+        print(f'orca_nav_demo: {exc}', file=sys.stderr)
+        return EXIT_ERROR
+    drive = '/'.join(sorted({r.drive for r in scenario.robots}))
+    timeout = args.timeout or scenario.timeout
+    out = Path(args.out or f'out/demo_{scenario.name}.png')
+    domain_id = (args.domain_id if args.domain_id is not None
+                 else random.randint(*DOMAIN_ID_RANGE))
+    # DDS stays on loopback, for this process (the monitor) and for the children.
+    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    os.environ['ROS_DOMAIN_ID'] = str(domain_id)
+    env = child_env(domain_id)
+    work = Path(tempfile.mkdtemp(prefix='orca_nav_demo_'))
+    truth_path = work / 'ground_truth.npz'
+    sim_file = write_params(work / 'sim.yaml', sim_params(path, scenario, args, truth_path))
+    node_file = write_params(work / 'orca_nav.yaml', node_params(scenario, args))
+    print(f'orca_nav demo: scenario {scenario.name!r} ({scenario.description}) with '
+          f'{len(scenario.robots)} {drive} robots; ROS_DOMAIN_ID={domain_id}, DDS on '
+          f'localhost; logs in {work}', flush=True)
+
+    children = [
+        Child('simulator', [sys.executable, '-m', 'orca_nav.sim_node', '--ros-args',
+                            '--params-file', str(sim_file)], env, work),
+        Child('orca_nav_node', [sys.executable, '-m', 'orca_nav.node', '--ros-args',
+                                '--params-file', str(node_file)], env, work),
+    ]
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+    monitor = Monitor(scenario, args.goal_tolerance)
+    status, failure, t_goals = None, None, None
+    try:
+        status, failure, t_goals = _drive_run(monitor, children, timeout, args.quiet)
+    except KeyboardInterrupt:
+        status, failure = EXIT_ERROR, 'interrupted'
+    finally:
+        monitor.destroy()
+        rclpy.try_shutdown()
+        codes = {c.name: c.stop() for c in children}
+    if failure:
+        print(f'orca_nav_demo: {failure}', file=sys.stderr)
+        for c in children:
+            print(f'  {c.name} (exit code {codes[c.name]}), last lines of {c.log_path}:\n'
+                  f'{c.tail()}', file=sys.stderr)
+    if t_goals is None:
+        return EXIT_ERROR
+
+    wall, poses, source = load_ground_truth(truth_path, monitor)
+    if poses is None:
+        print('orca_nav_demo: no trajectory was recorded', file=sys.stderr)
+        return EXIT_ERROR
+    metrics = compute_metrics(scenario, wall, poses, t_goals, args.goal_tolerance)
+    tick = None
+    print(f'\nmetrics (from the {source}):')
+    print(format_table(metrics, scenario, drive, tick), flush=True)
+    title = (f'{scenario.name}: {len(scenario.robots)} {drive} robots, arrived '
+             f'{metrics["arrived"]}/{metrics["robots"]}, collisions {metrics["collisions"]}, '
+             f'min separation {metrics["min_separation"]:.2f} m')
+    print(f'trajectories: {plot_run(scenario, poses, metrics, out, title)}')
+    if status is None:
+        status = (EXIT_COLLISION if metrics['collisions'] else
+                  EXIT_OK if metrics['arrived'] == metrics['robots'] else EXIT_TIMEOUT)
+    elif metrics['collisions']:
+        status = EXIT_COLLISION
+    if not failure:
+        for c in children:
+            c.log_path.unlink(missing_ok=True)
+        for f in (truth_path, sim_file, node_file):
+            f.unlink(missing_ok=True)
+        try:
+            work.rmdir()
+        except OSError:
+            pass
+    return status
+
+
+def _drive_run(monitor, children, timeout, quiet):
+    """Bring the fleet up, send goals and follow it; return (status, failure, t_goals)."""
+    import rclpy
+
+    start = time.monotonic()
+    while not (monitor.have_odom() and monitor.goals_matched()):
+        rclpy.spin_once(monitor.node, timeout_sec=0.1)
+        dead = [c.name for c in children if not c.alive()]
+        if dead:
+            return EXIT_ERROR, f'{", ".join(dead)} exited during start-up', None
+        if time.monotonic() - start > STARTUP_TIMEOUT:
+            missing = ('simulator odometry' if not monitor.have_odom()
+                       else 'goal_pose subscriptions of the orca_nav node')
+            return EXIT_ERROR, f'no {missing} after {STARTUP_TIMEOUT:.0f} s', None
+    print(f'fleet up after {time.monotonic() - start:.1f} s; sending goals', flush=True)
+    t_goals = time.time()
+    begin = time.monotonic()
+    next_goal = next_progress = begin
+    n = len(monitor.scenario.robots)
+    while True:
+        now = time.monotonic()
+        if now >= next_goal and not monitor.acknowledged.all():
+            monitor.send_goals()
+            next_goal = now + GOAL_RESEND_PERIOD
+        rclpy.spin_once(monitor.node, timeout_sec=0.02)
+        arrived = int(monitor.at_goal().sum())
+        if not quiet and now >= next_progress:
+            print(f'[{now - begin:6.1f} s] arrived {arrived:2d}/{n}  min separation '
+                  f'{monitor.min_separation:.3f} m', flush=True)
+            next_progress = now + PROGRESS_PERIOD
+        if arrived == n:
+            print(f'[{now - begin:6.1f} s] all {n} robots arrived', flush=True)
+            return None, None, t_goals
+        dead = [c.name for c in children if not c.alive()]
+        if dead:
+            return EXIT_ERROR, f'{", ".join(dead)} died during the run', t_goals
+        if now - begin > timeout:
+            print(f'[{now - begin:6.1f} s] timeout: {arrived}/{n} robots arrived', flush=True)
+            return EXIT_TIMEOUT, None, t_goals
+
+
+def main(argv=None):
+    """Console entry point: run the demo and exit with its status."""
+    sys.exit(run(parse_args(argv)))
+
+
+if __name__ == '__main__':
+    main()
