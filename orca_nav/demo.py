@@ -30,7 +30,7 @@ import time
 
 import numpy as np
 from orca_nav.scenarios import (available_scenarios, CONTACT_TOLERANCE, load_scenario,
-                                node_parameters, ScenarioError)
+                                node_parameters, scenario_path, ScenarioError)
 import yaml
 
 EXIT_OK, EXIT_COLLISION, EXIT_TIMEOUT, EXIT_ERROR = 0, 1, 2, 3
@@ -276,11 +276,34 @@ def sim_params(scenario_path, scenario, args, trajectory_file):
             'scan_noise': float(args.scan_noise)}
 
 
-def node_params(scenario, args):
+def node_params(scenario, goal_tolerance=GOAL_TOLERANCE):
     """Parameters of the orca_nav node for this run (see orca_nav/params.py)."""
     params = node_parameters(scenario)
-    params['goal_tolerance'] = float(args.goal_tolerance)
+    params['goal_tolerance'] = float(goal_tolerance)
     return params
+
+
+def launch_plan(scenario_name, robots=None, drive=None, goal_tolerance=GOAL_TOLERANCE,
+                ground_truth=''):
+    """
+    Everything sim_demo.launch.py starts, as plain data.
+
+    Returns a dict: scenario (the Scenario), sim (simulator parameters), node (orca_nav node
+    parameters) and demo_args (arguments of ``orca_nav_demo --attach``, which sends the goals,
+    follows the fleet and reports).
+    """
+    path = scenario_path(scenario_name)
+    scenario = load_scenario(path, robots=robots, drive=drive)
+    sim = {'scenario': str(path), 'robots': len(scenario.robots), 'drive': drive or '',
+           'trajectory_file': str(ground_truth)}
+    demo_args = ['--attach', '--scenario', str(path), '--robots', str(len(scenario.robots)),
+                 '--goal-tolerance', str(goal_tolerance)]
+    if drive:
+        demo_args += ['--drive', drive]
+    if ground_truth:
+        demo_args += ['--ground-truth', str(ground_truth)]
+    return {'scenario': scenario, 'sim': sim, 'node': node_params(scenario, goal_tolerance),
+            'demo_args': demo_args}
 
 
 # --- the run --------------------------------------------------------------------------------
@@ -369,10 +392,10 @@ class Monitor:
 
 
 def load_ground_truth(path, monitor):
-    """Return (t_wall, poses) from the simulator's file, or from the demo's odom if missing."""
+    """Return (t_wall, poses, source) from the simulator's file, else from the demo's odom."""
     try:
-        data = np.load(path)
-        if len(data['t']) > 1:
+        data = np.load(path) if path else None
+        if data is not None and len(data['t']) > 1:
             return data['wall'], data['poses'], 'simulator ground truth'
     except (OSError, ValueError, KeyError):
         pass
@@ -407,6 +430,11 @@ def parse_args(argv=None):
                         help='standard deviation of the simulated laser noise [m]')
     parser.add_argument('--seed', type=int, default=0, help='seed of the simulated laser noise')
     parser.add_argument('--quiet', action='store_true', help='no progress lines')
+    parser.add_argument('--attach', action='store_true',
+                        help='do not start anything: the simulator and the node run already '
+                             '(sim_demo.launch.py); send goals, follow and report')
+    parser.add_argument('--ground-truth', default=None,
+                        help='with --attach: the trajectory_file of the simulator')
     if argv is None:
         argv = sys.argv[1:]
     if '--ros-args' in argv:
@@ -423,7 +451,6 @@ def parse_args(argv=None):
 
 def run(args):
     """Run one demo; return its exit code."""
-    from orca_nav.scenarios import scenario_path
     import rclpy
     from rclpy.signals import SignalHandlerOptions
 
@@ -436,26 +463,38 @@ def run(args):
     drive = '/'.join(sorted({r.drive for r in scenario.robots}))
     timeout = args.timeout or scenario.timeout
     out = Path(args.out or f'out/demo_{scenario.name}.png')
-    domain_id = (args.domain_id if args.domain_id is not None
-                 else random.randint(*DOMAIN_ID_RANGE))
-    # DDS stays on loopback, for this process (the monitor) and for the children.
-    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-    os.environ['ROS_DOMAIN_ID'] = str(domain_id)
-    env = child_env(domain_id)
-    work = Path(tempfile.mkdtemp(prefix='orca_nav_demo_'))
-    truth_path = work / 'ground_truth.npz'
-    sim_file = write_params(work / 'sim.yaml', sim_params(path, scenario, args, truth_path))
-    node_file = write_params(work / 'orca_nav.yaml', node_params(scenario, args))
-    print(f'orca_nav demo: scenario {scenario.name!r} ({scenario.description}) with '
-          f'{len(scenario.robots)} {drive} robots; ROS_DOMAIN_ID={domain_id}, DDS on '
-          f'localhost; logs in {work}', flush=True)
-
-    children = [
-        Child('simulator', [sys.executable, '-m', 'orca_nav.sim_node', '--ros-args',
-                            '--params-file', str(sim_file)], env, work),
-        Child('orca_nav_node', [sys.executable, '-m', 'orca_nav.node', '--ros-args',
-                                '--params-file', str(node_file)], env, work),
-    ]
+    work, files = None, []
+    if args.attach:
+        # The simulator and the node run already (sim_demo.launch.py): use the environment as
+        # it is, follow the fleet and report.
+        children = []
+        truth_path = Path(args.ground_truth) if args.ground_truth else None
+        print(f'orca_nav demo: following scenario {scenario.name!r} with '
+              f'{len(scenario.robots)} {drive} robots on '
+              f'ROS_DOMAIN_ID={os.environ.get("ROS_DOMAIN_ID", "0")}', flush=True)
+    else:
+        domain_id = (args.domain_id if args.domain_id is not None
+                     else random.randint(*DOMAIN_ID_RANGE))
+        # DDS stays on loopback, for this process (the monitor) and for the children.
+        os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+        os.environ['ROS_DOMAIN_ID'] = str(domain_id)
+        env = child_env(domain_id)
+        work = Path(tempfile.mkdtemp(prefix='orca_nav_demo_'))
+        truth_path = work / 'ground_truth.npz'
+        sim_file = write_params(work / 'sim.yaml',
+                                sim_params(path, scenario, args, truth_path))
+        node_file = write_params(work / 'orca_nav.yaml',
+                                 node_params(scenario, args.goal_tolerance))
+        files = [truth_path, sim_file, node_file]
+        print(f'orca_nav demo: scenario {scenario.name!r} ({scenario.description}) with '
+              f'{len(scenario.robots)} {drive} robots; ROS_DOMAIN_ID={domain_id}, DDS on '
+              f'localhost; logs in {work}', flush=True)
+        children = [
+            Child('simulator', [sys.executable, '-m', 'orca_nav.sim_node', '--ros-args',
+                                '--params-file', str(sim_file)], env, work),
+            Child('orca_nav_node', [sys.executable, '-m', 'orca_nav.node', '--ros-args',
+                                    '--params-file', str(node_file)], env, work),
+        ]
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     monitor = Monitor(scenario, args.goal_tolerance)
     status, failure, t_goals = None, None, None
@@ -492,10 +531,8 @@ def run(args):
                   EXIT_OK if metrics['arrived'] == metrics['robots'] else EXIT_TIMEOUT)
     elif metrics['collisions']:
         status = EXIT_COLLISION
-    if not failure:
-        for c in children:
-            c.log_path.unlink(missing_ok=True)
-        for f in (truth_path, sim_file, node_file):
+    if not failure and work is not None:
+        for f in files + [c.log_path for c in children]:
             f.unlink(missing_ok=True)
         try:
             work.rmdir()
