@@ -1,0 +1,425 @@
+"""
+Laser scans to line segments for ORCA (numpy, no ROS).
+
+The pipeline of `scan_to_segments`:
+
+1. ranges and beam angles to points in the global frame (`scan_to_points`); NaN, inf and
+   values outside [range_min, range_max] are dropped;
+2. points on known robots (any robot's disc plus `robot_margin`, the scanning robot included)
+   are dropped: robots are avoided as agents, not as obstacles;
+3. the remaining points, in beam order, are split into clusters where consecutive points are
+   farther apart than `jump_distance` (dropped beams between them or not); a full 360 degree
+   scan wraps around;
+4. each cluster is split recursively at its point farthest from the chord while that distance
+   exceeds `split_tolerance` (iterative end-point fit), then adjacent pieces are merged while
+   their union still fits one line within `split_tolerance`;
+5. pieces (and clusters) with fewer than `min_points` points are dropped; each remaining piece
+   becomes a segment on its total-least-squares line, from the projection of its first point to
+   the projection of its last, so range noise neither tilts nor shortens it.
+
+Example::
+
+    >>> import numpy as np
+    >>> from orca_nav.core.raycast import cast_rays
+    >>> wall = np.array([[[2.0, -1.0], [2.0, 1.0]]])
+    >>> angles = np.linspace(-np.pi / 2, np.pi / 2, 181)
+    >>> ranges = cast_rays(np.zeros(2), angles, 10.0, wall, None, None)
+    >>> segments = scan_to_segments(ranges, angles[0], angles[1] - angles[0], 0.05, 10.0,
+    ...                             sensor_pose=[0.0, 0.0, 0.0])
+    >>> segments.shape
+    (1, 2, 2)
+"""
+
+import math
+
+import numpy as np
+
+# A scan whose beams cover at least 2 pi minus this [rad] is a full circle: its first and last
+# beams are neighbours, so a cluster may wrap around (float slack on n * angle_increment).
+FULL_CIRCLE_SLACK = 1e-6
+# Chords shorter than this [m] are treated as a point: split distances are measured to the
+# point instead (a cluster that curves back onto its start, e.g. a closed ring of points).
+MIN_CHORD_LENGTH = 1e-9
+# Segments shorter than this [m] are dropped: the solver normalises segment directions, and a
+# shorter segment is numerically a point (only possible for a cluster of coincident returns).
+MIN_SEGMENT_LENGTH = 1e-6
+
+
+def compose_pose(robot_pose, mount_offset):
+    """
+    Global pose of a sensor mounted on a robot.
+
+    Parameters
+    ----------
+    robot_pose : (3,) array_like
+        x [m], y [m], yaw [rad] of the robot in the global frame (odometry).
+    mount_offset : (3,) array_like
+        x [m], y [m], yaw [rad] of the sensor in the robot's frame (zero when the sensor sits
+        at the robot's centre, facing forward).
+
+    Returns
+    -------
+    sensor_pose : (3,) float64 ndarray
+        x, y, yaw of the sensor in the global frame; yaw wrapped to [-pi, pi).
+
+    """
+    robot = _as_pose(robot_pose, 'robot_pose')
+    mount = _as_pose(mount_offset, 'mount_offset')
+    c, s = math.cos(robot[2]), math.sin(robot[2])
+    yaw = (robot[2] + mount[2] + math.pi) % (2.0 * math.pi) - math.pi
+    return np.array([robot[0] + c * mount[0] - s * mount[1],
+                     robot[1] + s * mount[0] + c * mount[1],
+                     yaw])
+
+
+def _as_pose(pose, name):
+    """Validate a (3,) finite pose; returns float64 (3,)."""
+    arr = np.asarray(pose, dtype=np.float64).reshape(-1)
+    if arr.shape != (3,) or not np.all(np.isfinite(arr)):
+        raise ValueError('%s must be a finite (3,) array [x, y, yaw], got %r' % (name, pose))
+    return arr
+
+
+def _finite_scalar(value, name):
+    """Return value as float, or raise ValueError if it is not a finite number."""
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        raise ValueError('%s must be a finite number, got %r' % (name, value)) from None
+    if not math.isfinite(out):
+        raise ValueError('%s must be a finite number, got %r' % (name, value))
+    return out
+
+
+def _check_scan_params(angle_min, angle_increment, range_min, range_max):
+    """Validate the scan header scalars; returns them as floats."""
+    angle_min = _finite_scalar(angle_min, 'angle_min')
+    angle_increment = _finite_scalar(angle_increment, 'angle_increment')
+    if angle_increment == 0.0:
+        raise ValueError('angle_increment must be non-zero')
+    range_min = _finite_scalar(range_min, 'range_min')
+    range_max = _finite_scalar(range_max, 'range_max')
+    if range_min > range_max:
+        raise ValueError('range_min (%r) must not exceed range_max (%r)' % (range_min, range_max))
+    return angle_min, angle_increment, range_min, range_max
+
+
+def _scan_to_local(ranges, angle_min, angle_increment, range_min, range_max, yaw):
+    """
+    Convert the valid beams to points relative to the sensor, in global orientation.
+
+    Returns beam (K,) int indices of the kept beams and their x, y (K,) [m].
+    """
+    with np.errstate(invalid='ignore'):
+        valid = (ranges >= range_min) & (ranges <= range_max)  # NaN compares False
+    valid &= np.isfinite(ranges)
+    beam = np.flatnonzero(valid)
+    r = ranges[beam]
+    angles = (yaw + angle_min) + beam * angle_increment
+    return beam, r * np.cos(angles), r * np.sin(angles)
+
+
+def scan_to_points(ranges, angle_min, angle_increment, range_min, range_max, sensor_pose):
+    """
+    Convert the valid returns of a scan to points in the global frame.
+
+    Parameters
+    ----------
+    ranges : (B,) array_like
+        Measured ranges [m] (sensor_msgs/LaserScan.ranges); any values, NaN and inf included.
+    angle_min : float
+        Angle of beam 0 in the sensor frame [rad].
+    angle_increment : float
+        Angle between consecutive beams [rad]; non-zero, may be negative (clockwise scans).
+    range_min, range_max : float
+        Returns outside [range_min, range_max] are dropped [m]; finite, range_min <= range_max.
+    sensor_pose : (3,) array_like
+        x [m], y [m], yaw [rad] of the sensor in the global frame (see `compose_pose`).
+
+    Returns
+    -------
+    points : (K, 2) float64 ndarray
+        Global positions of the kept returns [m], in beam order.
+    beams : (K,) int ndarray
+        Index into ranges of each kept return.
+
+    """
+    ranges = np.asarray(ranges, dtype=np.float64).reshape(-1)
+    angle_min, angle_increment, range_min, range_max = _check_scan_params(
+        angle_min, angle_increment, range_min, range_max)
+    pose = _as_pose(sensor_pose, 'sensor_pose')
+    beam, x, y = _scan_to_local(ranges, angle_min, angle_increment, range_min, range_max,
+                                pose[2])
+    return np.stack([x + pose[0], y + pose[1]], axis=1), beam
+
+
+def _as_robots(positions, radii):
+    """Validate known robots; returns (R, 2) positions and (R,) radii (R may be 0)."""
+    if positions is None and radii is None:
+        return np.empty((0, 2)), np.empty(0)
+    if positions is None or radii is None:
+        raise ValueError('robot_positions and robot_radii must be given together')
+    pos = np.asarray(positions, dtype=np.float64)
+    rad = np.asarray(radii, dtype=np.float64).reshape(-1)
+    if pos.size == 0 and rad.size == 0:
+        return np.empty((0, 2)), np.empty(0)
+    if pos.ndim != 2 or pos.shape[1] != 2 or rad.shape[0] != pos.shape[0]:
+        raise ValueError('robot_positions must be (R, 2) and robot_radii (R,), got %s and %s'
+                         % (pos.shape, rad.shape))
+    if not (np.all(np.isfinite(pos)) and np.all(np.isfinite(rad)) and np.all(rad >= 0.0)):
+        raise ValueError('robot_positions and robot_radii must be finite, radii non-negative')
+    return pos, rad
+
+
+def scan_to_segments(ranges, angle_min, angle_increment, range_min, range_max, sensor_pose,
+                     robot_positions=None, robot_radii=None, robot_margin=0.1,
+                     split_tolerance=0.05, jump_distance=0.3, min_points=3):
+    """
+    Line segments fitted to a laser scan, in the global frame.
+
+    Parameters
+    ----------
+    ranges : (B,) array_like
+        Measured ranges [m]; NaN, inf and out-of-range values are dropped. B may be 0.
+    angle_min : float
+        Angle of beam 0 in the sensor frame [rad].
+    angle_increment : float
+        Angle between consecutive beams [rad]; non-zero (negative: clockwise scan).
+    range_min, range_max : float
+        Valid range interval [m]; finite, range_min <= range_max.
+    sensor_pose : (3,) array_like
+        x [m], y [m], yaw [rad] of the sensor in the global frame; compose the robot's odometry
+        pose with the sensor's mounting offset using `compose_pose`.
+    robot_positions : (R, 2) array_like or None
+        Known robot centres in the global frame [m], the scanning robot included.
+    robot_radii : (R,) array_like or None
+        Their radii [m].
+    robot_margin : float
+        Returns within radius + robot_margin of a robot centre are dropped [m], >= 0. Larger
+        tolerates more localisation error between robots, but also hides real obstacles that
+        close to a robot (the scanning robot included); smaller lets a robot's own edge or a
+        slightly mislocated neighbour show up as a phantom wall segment.
+    split_tolerance : float
+        Largest distance of a point from its segment's line [m], > 0. Larger gives fewer,
+        longer segments that cut corners (rounded obstacles become coarse polygons); smaller
+        follows the shape more closely but lets range noise break a wall into pieces: keep it
+        at 4-5 times the range noise sigma or more.
+    jump_distance : float
+        Consecutive returns farther apart than this start a new cluster [m], > 0. Larger joins
+        objects across gaps (a doorway narrower than this becomes a wall); smaller splits
+        walls seen at a grazing angle or far away, whose beam spacing exceeds it.
+    min_points : int
+        Clusters and fitted pieces supported by fewer returns are dropped, >= 2. Larger drops
+        more noise (stray returns, mixed pixels at edges) but also thin obstacles: a 3 cm
+        table leg 2 m away returns only 1-2 beams at 0.5 degree resolution, so the default of
+        3 drops it; smaller keeps such legs but also two-return noise.
+
+    Returns
+    -------
+    segments : (M, 2, 2) float64 ndarray
+        Segment end points in the global frame [m]; segments[i] = (start, end), start first in
+        beam order. Finite; M is 0 when nothing is left.
+
+    Raises
+    ------
+    ValueError
+        On non-finite header scalars, angle_increment == 0, range_min > range_max, a
+        malformed sensor pose or robot list, or out-of-range tuning parameters.
+
+    Notes
+    -----
+    Every return a segment is fitted to lies within split_tolerance of the segment's line.
+    Cost: vectorised over returns; Python-level work is per cluster and per split, so a
+    720-beam scan takes well under a millisecond.
+
+    """
+    ranges = np.asarray(ranges, dtype=np.float64).reshape(-1)
+    angle_min, angle_increment, range_min, range_max = _check_scan_params(
+        angle_min, angle_increment, range_min, range_max)
+    pose = _as_pose(sensor_pose, 'sensor_pose')
+    robot_pos, robot_rad = _as_robots(robot_positions, robot_radii)
+    robot_margin = _finite_scalar(robot_margin, 'robot_margin')
+    split_tolerance = _finite_scalar(split_tolerance, 'split_tolerance')
+    jump_distance = _finite_scalar(jump_distance, 'jump_distance')
+    if robot_margin < 0.0:
+        raise ValueError('robot_margin must be >= 0, got %r' % (robot_margin,))
+    if split_tolerance <= 0.0:
+        raise ValueError('split_tolerance must be positive, got %r' % (split_tolerance,))
+    if jump_distance <= 0.0:
+        raise ValueError('jump_distance must be positive, got %r' % (jump_distance,))
+    if int(min_points) != min_points or min_points < 2:
+        raise ValueError('min_points must be an integer >= 2, got %r' % (min_points,))
+    min_points = int(min_points)
+
+    empty = np.empty((0, 2, 2))
+    n_beams = ranges.shape[0]
+    if n_beams == 0:
+        return empty
+
+    # Work relative to the sensor (global orientation): small coordinates keep the running
+    # sums used for the line fits well conditioned.
+    beam, x, y = _scan_to_local(ranges, angle_min, angle_increment, range_min, range_max,
+                                pose[2])
+
+    # Returns on known robots (disc plus margin) are not obstacles.
+    if robot_pos.shape[0] and x.shape[0]:
+        rel = robot_pos - pose[:2]  # (R, 2)
+        reach = robot_rad + robot_margin
+        dist_sq = (x[:, None] - rel[:, 0]) ** 2 + (y[:, None] - rel[:, 1]) ** 2  # (K, R)
+        off_robots = ~np.any(dist_sq < reach * reach, axis=1)
+        beam, x, y = beam[off_robots], x[off_robots], y[off_robots]
+    if x.shape[0] < min_points:
+        return empty
+
+    starts, ends, x, y = _clusters(beam, x, y, n_beams, abs(angle_increment), jump_distance)
+    sums = _running_sums(x, y)
+    segments = []
+    for start, end in zip(starts, ends):
+        if end - start + 1 >= min_points:
+            _fit_cluster(x, y, sums, start, end, split_tolerance, min_points, segments)
+    if not segments:
+        return empty
+    out = np.array(segments, dtype=np.float64).reshape(-1, 2, 2)
+    out[:, :, 0] += pose[0]
+    out[:, :, 1] += pose[1]
+    return out
+
+
+def _clusters(beam, x, y, n_beams, increment, jump_distance):
+    """
+    Split returns (in beam order) into clusters where consecutive returns jump apart.
+
+    The test is the distance between consecutive kept returns, whether or not beams were dropped
+    between them (NaN, out of range, on a robot): that distance is the width of the opening
+    between the two returns, which is what matters for passing through. (An arc-length test
+    on the dropped beams adds nothing: the chord is at least 2/pi of the arc.)
+    Returns starts, ends (inclusive) as lists of indices into the returned x, y, which are the
+    inputs rotated so that a cluster wrapping around a full-circle scan is contiguous (and, for
+    a single closed ring, with its first return repeated at the end).
+    """
+    n_pts = x.shape[0]
+    gap_sq = np.diff(x) ** 2 + np.diff(y) ** 2
+    cut = np.flatnonzero(gap_sq > jump_distance * jump_distance)  # a cluster ends at each cut
+
+    full_circle = n_beams * increment >= 2.0 * math.pi - FULL_CIRCLE_SLACK
+    if full_circle and n_pts > 2:
+        # Full circle: the last and first returns are neighbours unless they jump apart.
+        wrap_gap_sq = (x[0] - x[-1]) ** 2 + (y[0] - y[-1]) ** 2
+        if wrap_gap_sq <= jump_distance * jump_distance:
+            if cut.size:
+                shift = cut[0] + 1  # start at the first cluster that does not wrap
+                x = np.concatenate([x[shift:], x[:shift]])
+                y = np.concatenate([y[shift:], y[:shift]])
+                cut = cut[1:] - shift  # the old first cut is now the (implicit) last end
+            elif (max(int(np.max(np.diff(beam))), int(beam[0] + n_beams - beam[-1]))
+                  * increment < math.pi):
+                # One closed ring around the sensor (a room seen whole; no angular hole of
+                # half a turn, unlike a small blob whose ends are merely close): open it at the
+                # return farthest from the sensor, which on a polygon is next to a vertex, and
+                # repeat that return at the end so the last piece closes the ring.
+                k = int(np.argmax(x * x + y * y))
+                x = np.concatenate([x[k:], x[:k + 1]])
+                y = np.concatenate([y[k:], y[:k + 1]])
+                return [0], [n_pts], x, y
+    starts = [0] + (cut + 1).tolist()
+    ends = cut.tolist() + [n_pts - 1]
+    return starts, ends, x, y
+
+
+def _running_sums(x, y):
+    """(5, K + 1) prefix sums of x, y, x^2, y^2, x*y, as lists, for O(1) line fits."""
+    stacked = np.stack([x, y, x * x, y * y, x * y])
+    sums = np.zeros((5, x.shape[0] + 1))
+    np.cumsum(stacked, axis=1, out=sums[:, 1:])
+    return sums.tolist()
+
+
+def _fit_line(x, y, sums, i, j):
+    """
+    Total-least-squares line through returns i..j (inclusive).
+
+    Returns (cx, cy, ux, uy, max_residual): centroid [m], unit direction, and the largest
+    distance of any of the returns from the line [m].
+    """
+    sx, sy, sxx, syy, sxy = sums
+    n = j - i + 1
+    cx = (sx[j + 1] - sx[i]) / n
+    cy = (sy[j + 1] - sy[i]) / n
+    cxx = (sxx[j + 1] - sxx[i]) / n - cx * cx
+    cyy = (syy[j + 1] - syy[i]) / n - cy * cy
+    cxy = (sxy[j + 1] - sxy[i]) / n - cx * cy
+    # Major axis of the 2x2 covariance: the direction of least squared perpendicular distance.
+    theta = 0.5 * math.atan2(2.0 * cxy, cxx - cyy)
+    ux, uy = math.cos(theta), math.sin(theta)
+    # Exact residuals from the points (the running sums only steer the direction).
+    offset = x[i:j + 1] * -uy + y[i:j + 1] * ux
+    centre = -cx * uy + cy * ux
+    residual = max(offset.max() - centre, centre - offset.min())
+    return cx, cy, ux, uy, residual
+
+
+def _split(x, y, i, j, tol):
+    """
+    Split returns i..j by iterative end-point fit: at the farthest return from the chord.
+
+    Returns a list of (i, j) pieces in order; neighbouring pieces share their split return.
+    """
+    pieces = []
+    stack = [(i, j)]
+    while stack:
+        a, b = stack.pop()
+        if b - a < 2:
+            pieces.append((a, b))
+            continue
+        px, py = x[a], y[a]
+        dx, dy = x[b] - px, y[b] - py
+        chord = math.hypot(dx, dy)
+        xs, ys = x[a + 1:b], y[a + 1:b]
+        if chord > MIN_CHORD_LENGTH:
+            dist = np.abs((xs - px) * (dy / chord) - (ys - py) * (dx / chord))
+        else:
+            # The cluster curves back onto its start: distance to that point instead.
+            dist = np.hypot(xs - px, ys - py)
+        k = int(dist.argmax())
+        if dist[k] > tol:
+            split = a + 1 + k
+            stack.append((split, b))  # popped after the left half: pieces stay in order
+            stack.append((a, split))
+        else:
+            pieces.append((a, b))
+    return pieces
+
+
+def _fit_cluster(x, y, sums, start, end, tol, min_points, segments):
+    """Split-and-merge one cluster; append its segments (relative to the sensor) to segments."""
+    pieces = _split(x, y, start, end, tol)
+    # Merge adjacent pieces while their union still fits one line (the end-point fit splits
+    # where noise tilts a chord; the least-squares line of the union does not tilt).
+    merged = []
+    cur_i, cur_j = pieces[0]
+    cur_fit = None
+    for nxt_i, nxt_j in pieces[1:]:
+        fit = _fit_line(x, y, sums, cur_i, nxt_j)
+        if fit[4] <= tol:
+            cur_j, cur_fit = nxt_j, fit
+        else:
+            merged.append((cur_i, cur_j, cur_fit))
+            cur_i, cur_j, cur_fit = nxt_i, nxt_j, None
+    merged.append((cur_i, cur_j, cur_fit))
+
+    for i, j, fit in merged:
+        if j - i + 1 < min_points:
+            continue  # too few returns to trust (stray points, spikes)
+        if fit is None:
+            fit = _fit_line(x, y, sums, i, j)
+        cx, cy, ux, uy, residual = fit
+        if residual <= tol:
+            # End points: the extreme returns projected onto the least-squares line.
+            t0 = (x[i] - cx) * ux + (y[i] - cy) * uy
+            t1 = (x[j] - cx) * ux + (y[j] - cy) * uy
+            seg = (cx + t0 * ux, cy + t0 * uy, cx + t1 * ux, cy + t1 * uy)
+        else:
+            # The least-squares line fits worse than the chord did: keep the chord.
+            seg = (x[i], y[i], x[j], y[j])
+        if math.hypot(seg[2] - seg[0], seg[3] - seg[1]) >= MIN_SEGMENT_LENGTH:
+            segments.append(seg)
