@@ -1,0 +1,198 @@
+"""Static obstacles as RVO2 stores them, plus a spatial index to find nearby edges.
+
+Every obstacle vertex starts one edge (to its ``next`` vertex). Polygons are listed
+counter-clockwise, so their outside is on the right of each edge, and an agent only sees an edge
+whose outside faces it. A two-vertex obstacle is a segment made of two opposite edges, so it is
+solid from both sides: that is how open polylines and laser-scan segments are represented.
+
+Example::
+
+    obstacles = Obstacles.build(polygons=[[(0, 0), (1, 0), (1, 1), (0, 1)]],
+                                segments=np.array([[[3.0, 0.0], [3.0, 2.0]]]))
+    offsets, edges = obstacles.neighbors(positions, ranges)
+"""
+
+import numpy as np
+from scipy.spatial import cKDTree
+
+# Edges are sampled for the index at most this far apart [m]: a point within r of an edge is
+# within r + INDEX_SPACING / 2 of one of its samples.
+INDEX_SPACING = 1.0
+
+
+def _as_vertices(polygon, index):
+    vertices = np.asarray(polygon, dtype=float)
+    if vertices.ndim != 2 or vertices.shape[1] != 2:
+        raise ValueError(f'polygon {index} must be a list of (x, y) vertices, '
+                         f'got an array of shape {vertices.shape}')
+    if vertices.shape[0] < 2:
+        raise ValueError(f'polygon {index} has {vertices.shape[0]} vertex; an obstacle needs '
+                         'at least 2 vertices')
+    if not np.all(np.isfinite(vertices)):
+        raise ValueError(f'polygon {index} has a NaN or infinite vertex: {vertices.tolist()}')
+    edges = np.roll(vertices, -1, axis=0) - vertices
+    if np.any(np.hypot(edges[:, 0], edges[:, 1]) == 0.0):
+        raise ValueError(f'polygon {index} repeats a vertex (zero-length edge): '
+                         f'{vertices.tolist()}')
+    return vertices
+
+
+class Obstacles:
+    """Obstacle vertices with RVO2's links (next, prev), edge directions and convexity.
+
+    Attributes (V vertices, each the start of one edge):
+        point : (V, 2) vertex positions [m]
+        next, prev : (V,) indices of the neighbouring vertices
+        unit_dir : (V, 2) unit direction from each vertex to the next
+        convex : (V,) bool, RVO2's per-vertex convexity (two-vertex obstacles are convex)
+        owner : (V,) int, -1 if every agent avoids the edge, else the only agent that does
+    """
+
+    def __init__(self, point, next_, prev, owner, convex=None):
+        self.point = np.ascontiguousarray(point, dtype=float).reshape(-1, 2)
+        self.next = np.ascontiguousarray(next_, dtype=np.int64)
+        self.prev = np.ascontiguousarray(prev, dtype=np.int64)
+        self.owner = np.ascontiguousarray(owner, dtype=np.int64)
+        vec = self.point[self.next] - self.point
+        self.length = np.hypot(vec[:, 0], vec[:, 1])
+        self.unit_dir = vec / np.where(self.length > 0.0, self.length, 1.0)[:, None]
+        # RVO2: convex where leftOf(prev, vertex, next) >= 0, i.e. (v - p) x (n - p) >= 0.
+        u = self.point - self.point[self.prev]
+        w = self.point[self.next] - self.point[self.prev]
+        left_of = u[:, 0] * w[:, 1] - u[:, 1] * w[:, 0]
+        two_vertex = self.next == self.prev
+        self.convex = two_vertex | (left_of >= 0.0)
+        if convex is not None:
+            # Explicit convexity, e.g. RVO2's split vertices (collinear, declared convex).
+            self.convex = np.asarray(convex, dtype=bool).copy()
+        self._build_index()
+
+    @classmethod
+    def empty(cls):
+        """Return an obstacle set with nothing in it."""
+        return cls(np.zeros((0, 2)), np.zeros(0, np.int64), np.zeros(0, np.int64),
+                   np.zeros(0, np.int64))
+
+    @classmethod
+    def build(cls, polygons=(), segments=None, segment_owner=None):
+        """Build from CCW polygons and free segments.
+
+        polygons : list of (K, 2) array_like, counter-clockwise, K >= 2
+        segments : (M, 2, 2) array_like of free segments, each solid from both sides; segments
+            of zero length are dropped (scans produce them)
+        segment_owner : (M,) int array_like; -1 = avoided by every agent, i = only by agent i
+        """
+        points, nexts, prevs, owners = [], [], [], []
+        start = 0
+        for index, polygon in enumerate(polygons):
+            vertices = _as_vertices(polygon, index)
+            k = vertices.shape[0]
+            ids = np.arange(start, start + k)
+            points.append(vertices)
+            nexts.append(np.roll(ids, -1))
+            prevs.append(np.roll(ids, 1))
+            owners.append(np.full(k, -1))
+            start += k
+        if segments is not None:
+            seg = np.asarray(segments, dtype=float).reshape(-1, 2, 2)
+            own = (np.full(len(seg), -1) if segment_owner is None
+                   else np.asarray(segment_owner, dtype=np.int64).reshape(-1))
+            if own.shape[0] != seg.shape[0]:
+                raise ValueError(f'segment_owner has {own.shape[0]} entries for '
+                                 f'{seg.shape[0]} segments')
+            if not np.all(np.isfinite(seg)):
+                raise ValueError('segments contain NaN or infinite coordinates')
+            keep = np.any(seg[:, 0] != seg[:, 1], axis=1)
+            seg, own = seg[keep], own[keep]
+            m = seg.shape[0]
+            first = start + 2 * np.arange(m)
+            points.append(seg.reshape(-1, 2))
+            pair = np.stack([first + 1, first], axis=1).reshape(-1)
+            nexts.append(pair)
+            prevs.append(pair)
+            owners.append(np.repeat(own, 2))
+            start += 2 * m
+        if not points:
+            return cls.empty()
+        return cls(np.concatenate(points), np.concatenate(nexts), np.concatenate(prevs),
+                   np.concatenate(owners))
+
+    @property
+    def num_vertices(self):
+        """Number of vertices (= number of edges)."""
+        return self.point.shape[0]
+
+    def _build_index(self):
+        v = self.num_vertices
+        if v == 0:
+            self._tree = None
+            return
+        per_edge = np.maximum(1, np.ceil(self.length / INDEX_SPACING).astype(np.int64))
+        edge_of_sample = np.repeat(np.arange(v), per_edge)
+        first = np.cumsum(per_edge) - per_edge
+        # Samples at the centres of equal chunks: fraction (k + 0.5) / n along each edge.
+        k = np.arange(edge_of_sample.shape[0]) - first[edge_of_sample]
+        frac = (k + 0.5) / per_edge[edge_of_sample]
+        samples = (self.point[edge_of_sample]
+                   + frac[:, None] * (self.point[self.next[edge_of_sample]]
+                                      - self.point[edge_of_sample]))
+        self._edge_of_sample = edge_of_sample
+        self._half_chunk = 0.5 * float(np.max(self.length / per_edge))
+        self._tree = cKDTree(samples)
+
+    def neighbors(self, positions, ranges, agent_tree=None):
+        """Edges each agent must consider, nearest first, as RVO2 selects them.
+
+        An edge is a neighbour of agent i when the agent is strictly on its right (outside) and
+        the edge is closer than ``ranges[i]`` (RVO2: time_horizon_obst * max_speed + radius).
+        Edges owned by another agent are skipped.
+
+        positions : (N, 2) [m]; ranges : (N,) [m]; agent_tree : optional cKDTree of positions
+        Returns offsets (N + 1,) and edges (E,): agent i's edges are edges[offsets[i]:offsets[i+1]].
+        """
+        n = positions.shape[0]
+        if self._tree is None or n == 0:
+            return np.zeros(n + 1, np.int64), np.zeros(0, np.int64)
+        if agent_tree is None:
+            agent_tree = cKDTree(positions)
+        reach = float(np.max(ranges)) + self._half_chunk
+        pairs = agent_tree.sparse_distance_matrix(self._tree, reach, output_type='ndarray')
+        agent = pairs['i'].astype(np.int64)
+        edge = self._edge_of_sample[pairs['j']]
+        # One candidate per (agent, edge) pair.
+        key = np.unique(agent * self.num_vertices + edge)
+        agent = key // self.num_vertices
+        edge = key % self.num_vertices
+        a = self.point[edge]
+        b = self.point[self.next[edge]]
+        c = positions[agent]
+        ab = b - a
+        ac = c - a
+        left_of = ab[:, 0] * ac[:, 1] - ab[:, 1] * ac[:, 0]
+        r = np.clip(np.einsum('ij,ij->i', ac, ab) / (self.length[edge] ** 2), 0.0, 1.0)
+        closest = a + r[:, None] * ab - c
+        dist_sq = np.einsum('ij,ij->i', closest, closest)
+        owner = self.owner[edge]
+        keep = ((left_of < 0.0) & (dist_sq < ranges[agent] ** 2)
+                & ((owner < 0) | (owner == agent)))
+        agent, edge, dist_sq = agent[keep], edge[keep], dist_sq[keep]
+        order = np.lexsort((edge, dist_sq, agent))
+        offsets = np.zeros(n + 1, np.int64)
+        np.cumsum(np.bincount(agent, minlength=n), out=offsets[1:])
+        return offsets, np.ascontiguousarray(edge[order])
+
+    def polygons(self):
+        """Obstacles as vertex loops (for plots): a list of (K, 2) arrays."""
+        seen = np.zeros(self.num_vertices, bool)
+        loops = []
+        for start in range(self.num_vertices):
+            if seen[start]:
+                continue
+            loop = []
+            v = start
+            while not seen[v]:
+                seen[v] = True
+                loop.append(self.point[v])
+                v = self.next[v]
+            loops.append(np.array(loop))
+        return loops

@@ -1,0 +1,589 @@
+"""ORCA half-planes and the linear programs of RVO2, compiled per agent and run over all agents.
+
+A half-plane ("ORCA line") is stored as one row ``[px, py, dx, dy]``: a point on the line and a
+unit direction. The permitted side is the LEFT of the directed line, as in RVO2, i.e. velocities v
+with ``det(d, p - v) <= 0``.
+
+Per agent the lines are built in RVO2's order (obstacle lines first, nearest obstacle first, then
+agent lines, nearest agent first) and solved by the incremental linear program 2; if the
+constraints conflict, linear program 3 keeps the obstacle lines hard and minimises the largest
+violation of the agent lines. The agents are independent given the current state, so they run in
+parallel (``prange``): the only loop over agents is compiled, never Python.
+
+Reference: J. van den Berg, S. J. Guy, M. Lin, D. Manocha, "Reciprocal n-body Collision
+Avoidance", ISRR 2011, and the RVO2 library (Agent.cpp), whose geometric cases are mirrored here.
+"""
+
+import math
+
+import numpy as np
+
+from ._jit import njit, prange
+
+# Lines closer to parallel than this (|det| of unit directions) count as parallel; RVO2's value.
+EPSILON = 1e-5
+# In a conflict, aim this far to the right of the preferred velocity [rad]: a shared
+# keep-right convention turns a head-on jam into a roundabout.
+FALLBACK_TURN = 0.7
+# Below this length a vector is treated as zero when it has to be normalised (avoids NaN).
+TINY = 1e-12
+
+
+@njit(cache=True)
+def _det(ax, ay, bx, by):
+    return ax * by - ay * bx
+
+
+@njit(cache=True)
+def linear_program1(lines, line_no, radius, opt_x, opt_y, direction_opt):
+    """Optimise on line ``line_no`` subject to the lines before it and the speed circle.
+
+    Returns ``(ok, x, y)``; ``ok`` is False when the feasible interval on the line is empty.
+    """
+    px = lines[line_no, 0]
+    py = lines[line_no, 1]
+    dx = lines[line_no, 2]
+    dy = lines[line_no, 3]
+    dot = px * dx + py * dy
+    discriminant = dot * dot + radius * radius - (px * px + py * py)
+    if discriminant < 0.0:
+        # Max speed circle fully invalidates this line.
+        return False, 0.0, 0.0
+    sqrt_disc = math.sqrt(discriminant)
+    t_left = -dot - sqrt_disc
+    t_right = -dot + sqrt_disc
+    for i in range(line_no):
+        qx = lines[i, 0]
+        qy = lines[i, 1]
+        ex = lines[i, 2]
+        ey = lines[i, 3]
+        denominator = _det(dx, dy, ex, ey)
+        numerator = _det(ex, ey, px - qx, py - qy)
+        if abs(denominator) <= EPSILON:
+            # Lines are (almost) parallel.
+            if numerator < 0.0:
+                return False, 0.0, 0.0
+            continue
+        t = numerator / denominator
+        if denominator >= 0.0:
+            # Line i bounds this line on the right.
+            t_right = min(t_right, t)
+        else:
+            # Line i bounds this line on the left.
+            t_left = max(t_left, t)
+        if t_left > t_right:
+            return False, 0.0, 0.0
+    if direction_opt:
+        # Optimise direction: take the extreme that points most along opt.
+        if opt_x * dx + opt_y * dy > 0.0:
+            return True, px + t_right * dx, py + t_right * dy
+        return True, px + t_left * dx, py + t_left * dy
+    # Optimise closest point.
+    t = dx * (opt_x - px) + dy * (opt_y - py)
+    if t < t_left:
+        t = t_left
+    elif t > t_right:
+        t = t_right
+    return True, px + t * dx, py + t * dy
+
+
+@njit(cache=True)
+def linear_program2(lines, n_lines, radius, opt_x, opt_y, direction_opt):
+    """Closest point to ``opt`` (or furthest along it) inside all lines and the speed circle.
+
+    Returns ``(fail, x, y)``: ``fail == n_lines`` on success, otherwise the index of the first line
+    that could not be satisfied, with the result valid for the lines before it.
+    """
+    if direction_opt:
+        # opt is a unit vector here.
+        rx = opt_x * radius
+        ry = opt_y * radius
+    elif opt_x * opt_x + opt_y * opt_y > radius * radius:
+        # Optimal point outside the circle: project on it.
+        norm = math.sqrt(opt_x * opt_x + opt_y * opt_y)
+        rx = opt_x / norm * radius
+        ry = opt_y / norm * radius
+    else:
+        rx = opt_x
+        ry = opt_y
+    for i in range(n_lines):
+        if _det(lines[i, 2], lines[i, 3], lines[i, 0] - rx, lines[i, 1] - ry) > 0.0:
+            # The result violates line i: the new optimum lies on line i.
+            ok, nx, ny = linear_program1(lines, i, radius, opt_x, opt_y, direction_opt)
+            if not ok:
+                return i, rx, ry
+            rx = nx
+            ry = ny
+    return n_lines, rx, ry
+
+
+@njit(cache=True)
+def linear_program3(lines, n_lines, num_obst_lines, begin_line, radius, rx, ry, proj):
+    """Fallback when lines conflict: minimise the largest violation of the agent lines.
+
+    Obstacle lines (the first ``num_obst_lines``) stay hard constraints. ``proj`` is scratch
+    space with at least ``n_lines`` rows. Returns the new ``(x, y)``.
+    """
+    distance = 0.0
+    for i in range(begin_line, n_lines):
+        px = lines[i, 0]
+        py = lines[i, 1]
+        dx = lines[i, 2]
+        dy = lines[i, 3]
+        if _det(dx, dy, px - rx, py - ry) > distance:
+            # The result violates line i by more than the current worst: project the problem
+            # onto the lines where the violation of line i equals that of each earlier line.
+            for k in range(num_obst_lines):
+                proj[k, 0] = lines[k, 0]
+                proj[k, 1] = lines[k, 1]
+                proj[k, 2] = lines[k, 2]
+                proj[k, 3] = lines[k, 3]
+            m = num_obst_lines
+            for j in range(num_obst_lines, i):
+                qx = lines[j, 0]
+                qy = lines[j, 1]
+                ex = lines[j, 2]
+                ey = lines[j, 3]
+                determinant = _det(dx, dy, ex, ey)
+                if abs(determinant) <= EPSILON:
+                    # Lines i and j are parallel.
+                    if dx * ex + dy * ey > 0.0:
+                        # Same direction: line j adds nothing.
+                        continue
+                    # Opposite directions: the bisector lies halfway.
+                    bx = 0.5 * (px + qx)
+                    by = 0.5 * (py + qy)
+                else:
+                    s = _det(ex, ey, px - qx, py - qy) / determinant
+                    bx = px + s * dx
+                    by = py + s * dy
+                nx = ex - dx
+                ny = ey - dy
+                norm = math.sqrt(nx * nx + ny * ny)
+                proj[m, 0] = bx
+                proj[m, 1] = by
+                proj[m, 2] = nx / norm
+                proj[m, 3] = ny / norm
+                m += 1
+            fail, tx, ty = linear_program2(proj, m, radius, -dy, dx, True)
+            if fail >= m:
+                # On failure (floating point only: the current result is feasible by
+                # construction) the current result is kept.
+                rx = tx
+                ry = ty
+            distance = _det(dx, dy, px - rx, py - ry)
+    return rx, ry
+
+
+@njit(cache=True)
+def _leg_directions(rel_x, rel_y, dist_sq, radius):
+    """Unit directions of the left and right tangents from the origin to a disc at ``rel``."""
+    leg = math.sqrt(max(dist_sq - radius * radius, 0.0))
+    left_x = (rel_x * leg - rel_y * radius) / dist_sq
+    left_y = (rel_x * radius + rel_y * leg) / dist_sq
+    right_x = (rel_x * leg + rel_y * radius) / dist_sq
+    right_y = (-rel_x * radius + rel_y * leg) / dist_sq
+    return left_x, left_y, right_x, right_y
+
+
+@njit(cache=True)
+def _unit_or(vx, vy, fallback_x, fallback_y):
+    norm = math.sqrt(vx * vx + vy * vy)
+    if norm <= TINY:
+        return fallback_x, fallback_y
+    return vx / norm, vy / norm
+
+
+@njit(cache=True)
+def obstacle_lines(lines, pos_x, pos_y, vel_x, vel_y, radius, inv_th_obst, edges,
+                   ob_point, ob_next, ob_prev, ob_dir, ob_convex):
+    """Write the obstacle ORCA lines of one agent into ``lines``; return how many.
+
+    ``edges`` are obstacle vertex indices (each the first vertex of an edge), nearest first.
+    Obstacles carry full responsibility: the agent alone avoids them.
+    """
+    n = 0
+    inv_r = radius * inv_th_obst
+    radius_sq = radius * radius
+    for e in range(edges.shape[0]):
+        o1 = edges[e]
+        o2 = ob_next[o1]
+        rel1_x = ob_point[o1, 0] - pos_x
+        rel1_y = ob_point[o1, 1] - pos_y
+        rel2_x = ob_point[o2, 0] - pos_x
+        rel2_y = ob_point[o2, 1] - pos_y
+
+        # Is this velocity obstacle already taken care of by earlier obstacle lines?
+        covered = False
+        for j in range(n):
+            if (_det(inv_th_obst * rel1_x - lines[j, 0], inv_th_obst * rel1_y - lines[j, 1],
+                     lines[j, 2], lines[j, 3]) - inv_r >= -EPSILON
+                    and _det(inv_th_obst * rel2_x - lines[j, 0],
+                             inv_th_obst * rel2_y - lines[j, 1],
+                             lines[j, 2], lines[j, 3]) - inv_r >= -EPSILON):
+                covered = True
+                break
+        if covered:
+            continue
+
+        # Not yet covered. Check for collisions.
+        dist_sq1 = rel1_x * rel1_x + rel1_y * rel1_y
+        dist_sq2 = rel2_x * rel2_x + rel2_y * rel2_y
+        obst_x = ob_point[o2, 0] - ob_point[o1, 0]
+        obst_y = ob_point[o2, 1] - ob_point[o1, 1]
+        s = (-rel1_x * obst_x - rel1_y * obst_y) / (obst_x * obst_x + obst_y * obst_y)
+        lx = -rel1_x - s * obst_x
+        ly = -rel1_y - s * obst_y
+        dist_sq_line = lx * lx + ly * ly
+
+        if s < 0.0 and dist_sq1 <= radius_sq:
+            # Collision with left vertex. Ignore if non-convex.
+            if ob_convex[o1]:
+                ux, uy = _unit_or(-rel1_y, rel1_x, 1.0, 0.0)
+                lines[n, 0] = 0.0
+                lines[n, 1] = 0.0
+                lines[n, 2] = ux
+                lines[n, 3] = uy
+                n += 1
+            continue
+        elif s > 1.0 and dist_sq2 <= radius_sq:
+            # Collision with right vertex. Ignore if non-convex or if the neighbouring edge
+            # will take care of it.
+            if ob_convex[o2] and _det(rel2_x, rel2_y, ob_dir[o2, 0], ob_dir[o2, 1]) >= 0.0:
+                ux, uy = _unit_or(-rel2_y, rel2_x, 1.0, 0.0)
+                lines[n, 0] = 0.0
+                lines[n, 1] = 0.0
+                lines[n, 2] = ux
+                lines[n, 3] = uy
+                n += 1
+            continue
+        elif s >= 0.0 and s < 1.0 and dist_sq_line <= radius_sq:
+            # Collision with the obstacle segment.
+            lines[n, 0] = 0.0
+            lines[n, 1] = 0.0
+            lines[n, 2] = -ob_dir[o1, 0]
+            lines[n, 3] = -ob_dir[o1, 1]
+            n += 1
+            continue
+
+        # No collision. Compute legs. When viewed obliquely both legs can come from a single
+        # vertex. Legs extend the cut-off line at a non-convex vertex.
+        if s < 0.0 and dist_sq_line <= radius_sq:
+            # Obstacle viewed obliquely so that the left vertex defines the velocity obstacle.
+            if not ob_convex[o1]:
+                continue
+            o2 = o1
+            left_x, left_y, right_x, right_y = _leg_directions(rel1_x, rel1_y, dist_sq1, radius)
+        elif s > 1.0 and dist_sq_line <= radius_sq:
+            # Obstacle viewed obliquely so that the right vertex defines the velocity obstacle.
+            if not ob_convex[o2]:
+                continue
+            o1 = o2
+            left_x, left_y, right_x, right_y = _leg_directions(rel2_x, rel2_y, dist_sq2, radius)
+        else:
+            # Usual situation.
+            if ob_convex[o1]:
+                left_x, left_y, _, _ = _leg_directions(rel1_x, rel1_y, dist_sq1, radius)
+            else:
+                # Left vertex non-convex: the left leg extends the cut-off line.
+                left_x = -ob_dir[o1, 0]
+                left_y = -ob_dir[o1, 1]
+            if ob_convex[o2]:
+                _, _, right_x, right_y = _leg_directions(rel2_x, rel2_y, dist_sq2, radius)
+            else:
+                # Right vertex non-convex: the right leg extends the cut-off line.
+                right_x = ob_dir[o1, 0]
+                right_y = ob_dir[o1, 1]
+
+        # Legs can never point into the neighbouring edge at a convex vertex: take the cut-off
+        # line of that edge instead. A velocity projected on such a "foreign" leg adds no line.
+        left_neighbor = ob_prev[o1]
+        left_foreign = False
+        right_foreign = False
+        if ob_convex[o1] and _det(left_x, left_y, -ob_dir[left_neighbor, 0],
+                                  -ob_dir[left_neighbor, 1]) >= 0.0:
+            # Left leg points into the obstacle.
+            left_x = -ob_dir[left_neighbor, 0]
+            left_y = -ob_dir[left_neighbor, 1]
+            left_foreign = True
+        if ob_convex[o2] and _det(right_x, right_y, ob_dir[o2, 0], ob_dir[o2, 1]) <= 0.0:
+            # Right leg points into the obstacle.
+            right_x = ob_dir[o2, 0]
+            right_y = ob_dir[o2, 1]
+            right_foreign = True
+
+        # Cut-off centres.
+        lc_x = inv_th_obst * (ob_point[o1, 0] - pos_x)
+        lc_y = inv_th_obst * (ob_point[o1, 1] - pos_y)
+        rc_x = inv_th_obst * (ob_point[o2, 0] - pos_x)
+        rc_y = inv_th_obst * (ob_point[o2, 1] - pos_y)
+        cv_x = rc_x - lc_x
+        cv_y = rc_y - lc_y
+        same = o1 == o2
+
+        # Project the current velocity on the velocity obstacle.
+        if same:
+            t = 0.5
+        else:
+            t = ((vel_x - lc_x) * cv_x + (vel_y - lc_y) * cv_y) / (cv_x * cv_x + cv_y * cv_y)
+        t_left = (vel_x - lc_x) * left_x + (vel_y - lc_y) * left_y
+        t_right = (vel_x - rc_x) * right_x + (vel_y - rc_y) * right_y
+
+        if (t < 0.0 and t_left < 0.0) or (same and t_left < 0.0 and t_right < 0.0):
+            # Project on the left cut-off circle.
+            ux, uy = _unit_or(vel_x - lc_x, vel_y - lc_y, -lc_x, -lc_y)
+            lines[n, 0] = lc_x + inv_r * ux
+            lines[n, 1] = lc_y + inv_r * uy
+            lines[n, 2] = uy
+            lines[n, 3] = -ux
+            n += 1
+            continue
+        elif t > 1.0 and t_right < 0.0:
+            # Project on the right cut-off circle.
+            ux, uy = _unit_or(vel_x - rc_x, vel_y - rc_y, -rc_x, -rc_y)
+            lines[n, 0] = rc_x + inv_r * ux
+            lines[n, 1] = rc_y + inv_r * uy
+            lines[n, 2] = uy
+            lines[n, 3] = -ux
+            n += 1
+            continue
+
+        # Project on the left leg, the right leg or the cut-off line, whichever is closest.
+        if t < 0.0 or t > 1.0 or same:
+            dist_sq_cutoff = np.inf
+        else:
+            ax = vel_x - (lc_x + t * cv_x)
+            ay = vel_y - (lc_y + t * cv_y)
+            dist_sq_cutoff = ax * ax + ay * ay
+        if t_left < 0.0:
+            dist_sq_left = np.inf
+        else:
+            ax = vel_x - (lc_x + t_left * left_x)
+            ay = vel_y - (lc_y + t_left * left_y)
+            dist_sq_left = ax * ax + ay * ay
+        if t_right < 0.0:
+            dist_sq_right = np.inf
+        else:
+            ax = vel_x - (rc_x + t_right * right_x)
+            ay = vel_y - (rc_y + t_right * right_y)
+            dist_sq_right = ax * ax + ay * ay
+
+        if dist_sq_cutoff <= dist_sq_left and dist_sq_cutoff <= dist_sq_right:
+            # Project on the cut-off line.
+            dx = -ob_dir[o1, 0]
+            dy = -ob_dir[o1, 1]
+            lines[n, 0] = lc_x + inv_r * -dy
+            lines[n, 1] = lc_y + inv_r * dx
+            lines[n, 2] = dx
+            lines[n, 3] = dy
+            n += 1
+        elif dist_sq_left <= dist_sq_right:
+            # Project on the left leg.
+            if left_foreign:
+                continue
+            lines[n, 0] = lc_x + inv_r * -left_y
+            lines[n, 1] = lc_y + inv_r * left_x
+            lines[n, 2] = left_x
+            lines[n, 3] = left_y
+            n += 1
+        else:
+            # Project on the right leg.
+            if right_foreign:
+                continue
+            dx = -right_x
+            dy = -right_y
+            lines[n, 0] = rc_x + inv_r * -dy
+            lines[n, 1] = rc_y + inv_r * dx
+            lines[n, 2] = dx
+            lines[n, 3] = dy
+            n += 1
+    return n
+
+
+@njit(cache=True)
+def agent_line(rel_x, rel_y, rvel_x, rvel_y, vel_x, vel_y, combined_radius, inv_th,
+               inv_time_step, tie_sign):
+    """ORCA half-plane ``(px, py, dx, dy)`` induced on an agent by one neighbour.
+
+    rel : neighbour position minus own position [m]; rvel : own velocity minus the neighbour's
+    [m/s]; vel : own velocity. Each agent takes half the responsibility. ``tie_sign`` (+1/-1)
+    picks opposite escape directions for two agents at the very same place and velocity.
+    """
+    dist_sq = rel_x * rel_x + rel_y * rel_y
+    combined_sq = combined_radius * combined_radius
+    if dist_sq > combined_sq:
+        # No collision. w: from the cut-off centre to the relative velocity.
+        w_x = rvel_x - inv_th * rel_x
+        w_y = rvel_y - inv_th * rel_y
+        w_len_sq = w_x * w_x + w_y * w_y
+        dot1 = w_x * rel_x + w_y * rel_y
+        if dot1 < 0.0 and dot1 * dot1 > combined_sq * w_len_sq:
+            # Project on the cut-off circle.
+            w_len = math.sqrt(w_len_sq)
+            ux = w_x / w_len
+            uy = w_y / w_len
+            dx = uy
+            dy = -ux
+            u_x = (combined_radius * inv_th - w_len) * ux
+            u_y = (combined_radius * inv_th - w_len) * uy
+        else:
+            # Project on the legs.
+            leg = math.sqrt(dist_sq - combined_sq)
+            if _det(rel_x, rel_y, w_x, w_y) > 0.0:
+                # Project on the left leg.
+                dx = (rel_x * leg - rel_y * combined_radius) / dist_sq
+                dy = (rel_x * combined_radius + rel_y * leg) / dist_sq
+            else:
+                # Project on the right leg.
+                dx = -(rel_x * leg + rel_y * combined_radius) / dist_sq
+                dy = -(-rel_x * combined_radius + rel_y * leg) / dist_sq
+            dot2 = rvel_x * dx + rvel_y * dy
+            u_x = dot2 * dx - rvel_x
+            u_y = dot2 * dy - rvel_y
+    else:
+        # Already overlapping: project on the cut-off circle of one time step.
+        w_x = rvel_x - inv_time_step * rel_x
+        w_y = rvel_y - inv_time_step * rel_y
+        w_len = math.sqrt(w_x * w_x + w_y * w_y)
+        if w_len <= TINY:
+            # Same place, same velocity: no direction to escape along; pick opposite ones.
+            ux = tie_sign
+            uy = 0.0
+        else:
+            ux = w_x / w_len
+            uy = w_y / w_len
+        dx = uy
+        dy = -ux
+        u_x = (combined_radius * inv_time_step - w_len) * ux
+        u_y = (combined_radius * inv_time_step - w_len) * uy
+    return vel_x + 0.5 * u_x, vel_y + 0.5 * u_y, dx, dy
+
+
+@njit(cache=True, parallel=True)
+def solve_all(positions, velocities, prefs, radius, max_speed, agent_nbrs, obst_offsets,
+              obst_edges, ob_point, ob_next, ob_prev, ob_dir, ob_convex, time_step,
+              time_horizon, time_horizon_obst, active, hard_step_lines, out):
+    """New velocities of all active agents into ``out`` (N, 2).
+
+    agent_nbrs : (N, K) neighbour indices, nearest first, -1 padded.
+    obst_offsets : (N + 1,) CSR offsets into obst_edges (obstacle edge ids, nearest first).
+    hard_step_lines : RVO2's linear program 3 keeps only the obstacle lines hard when the
+        half-planes conflict, and so lets agents overlap in dense crowds (its own Circle scene
+        overlaps by 0.5 m). With this flag every agent also respects, for each neighbour close
+        enough to touch it within one step, the ORCA line for a horizon of ONE time step (half
+        responsibility each: no contact before the next step). In a conflict the agent keeps
+        to those lines and the obstacle lines, as close as it can to its preferred velocity
+        turned FALLBACK_TURN to the right; if even that set is empty, RVO2's program 3 runs.
+    """
+    n_agents = positions.shape[0]
+    k_max = agent_nbrs.shape[1]
+    max_obst = 0
+    for i in range(n_agents):
+        max_obst = max(max_obst, obst_offsets[i + 1] - obst_offsets[i])
+    n_rows = max_obst + 2 * k_max + 1
+    inv_th = 1.0 / time_horizon
+    inv_th_obst = 1.0 / time_horizon_obst
+    inv_dt = 1.0 / time_step
+    for i in prange(n_agents):
+        if not active[i]:
+            out[i, 0] = velocities[i, 0]
+            out[i, 1] = velocities[i, 1]
+            continue
+        lines = np.empty((n_rows, 4))
+        proj = np.empty((n_rows, 4))
+        px = positions[i, 0]
+        py = positions[i, 1]
+        vx = velocities[i, 0]
+        vy = velocities[i, 1]
+        n_obst = obstacle_lines(lines, px, py, vx, vy, radius[i], inv_th_obst,
+                                obst_edges[obst_offsets[i]:obst_offsets[i + 1]],
+                                ob_point, ob_next, ob_prev, ob_dir, ob_convex)
+        n = n_obst
+        if hard_step_lines:
+            # One-step lines for the neighbours that could touch this agent before the next
+            # step (the others' one-step lines lie beyond both speed circles).
+            for k in range(k_max):
+                j = agent_nbrs[i, k]
+                if j < 0:
+                    break
+                rel_x = positions[j, 0] - px
+                rel_y = positions[j, 1] - py
+                reach = radius[i] + radius[j] + (max_speed[i] + max_speed[j]) * time_step
+                if rel_x * rel_x + rel_y * rel_y >= reach * reach:
+                    continue
+                lx, ly, ldx, ldy = agent_line(
+                    rel_x, rel_y, vx - velocities[j, 0], vy - velocities[j, 1], vx, vy,
+                    radius[i] + radius[j], inv_dt, inv_dt, 1.0 if i < j else -1.0)
+                lines[n, 0] = lx
+                lines[n, 1] = ly
+                lines[n, 2] = ldx
+                lines[n, 3] = ldy
+                n += 1
+        n_hard = n
+        for k in range(k_max):
+            j = agent_nbrs[i, k]
+            if j < 0:
+                break
+            lx, ly, ldx, ldy = agent_line(
+                positions[j, 0] - px, positions[j, 1] - py,
+                vx - velocities[j, 0], vy - velocities[j, 1], vx, vy,
+                radius[i] + radius[j], inv_th, inv_dt, 1.0 if i < j else -1.0)
+            lines[n, 0] = lx
+            lines[n, 1] = ly
+            lines[n, 2] = ldx
+            lines[n, 3] = ldy
+            n += 1
+        fail, rx, ry = linear_program2(lines, n, max_speed[i], prefs[i, 0], prefs[i, 1], False)
+        if fail < n:
+            done = False
+            if n_hard > n_obst:
+                # Conflict: stay inside the obstacle and one-step lines, as close as possible
+                # to the preferred velocity turned to the right (keep-right convention).
+                c = math.cos(FALLBACK_TURN)
+                s = math.sin(FALLBACK_TURN)
+                hard_fail, hx, hy = linear_program2(
+                    lines, n_hard, max_speed[i], c * prefs[i, 0] + s * prefs[i, 1],
+                    -s * prefs[i, 0] + c * prefs[i, 1], False)
+                if hard_fail == n_hard:
+                    rx = hx
+                    ry = hy
+                    done = True
+            if not done:
+                # RVO2's fallback: obstacle lines hard, least violation of the agent lines.
+                rx, ry = linear_program3(lines, n, n_obst, fail, max_speed[i], rx, ry, proj)
+        out[i, 0] = rx
+        out[i, 1] = ry
+
+
+@njit(cache=True)
+def orca_lines_of(i, positions, velocities, radius, agent_nbrs, obst_edges, ob_point, ob_next,
+                  ob_prev, ob_dir, ob_convex, time_step, time_horizon, time_horizon_obst):
+    """All ORCA lines of agent ``i`` (obstacle lines first) and the number of obstacle lines.
+
+    For tests and visualisation; the solver builds the same lines inside ``solve_all``.
+    """
+    k_max = agent_nbrs.shape[1]
+    lines = np.empty((obst_edges.shape[0] + k_max + 1, 4))
+    px = positions[i, 0]
+    py = positions[i, 1]
+    vx = velocities[i, 0]
+    vy = velocities[i, 1]
+    n_obst = obstacle_lines(lines, px, py, vx, vy, radius[i], 1.0 / time_horizon_obst,
+                            obst_edges, ob_point, ob_next, ob_prev, ob_dir, ob_convex)
+    n = n_obst
+    for k in range(k_max):
+        j = agent_nbrs[i, k]
+        if j < 0:
+            break
+        tie = 1.0 if i < j else -1.0
+        lx, ly, ldx, ldy = agent_line(
+            positions[j, 0] - px, positions[j, 1] - py, vx - velocities[j, 0],
+            vy - velocities[j, 1], vx, vy, radius[i] + radius[j], 1.0 / time_horizon,
+            1.0 / time_step, tie)
+        lines[n, 0] = lx
+        lines[n, 1] = ly
+        lines[n, 2] = ldx
+        lines[n, 3] = ldy
+        n += 1
+    return lines[:n].copy(), n_obst
+

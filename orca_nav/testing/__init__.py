@@ -1,0 +1,1 @@
+"""Helpers for tests and benchmarks (not used by the node)."""
