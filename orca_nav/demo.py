@@ -41,7 +41,8 @@ GOAL_RESEND_PERIOD = 1.0  # [s] goals are resent until the robot moves: discover
 MOVED_THRESHOLD = 0.05   # [m] a robot this far from its start has acknowledged its goal
 PROGRESS_PERIOD = 2.0    # [s] between progress lines
 SHUTDOWN_GRACE = 10.0    # [s] a process gets after SIGINT (and again after SIGTERM)
-GOAL_TOLERANCE = 0.15    # [m] a robot this close to its goal has arrived
+GOAL_TOLERANCE = 0.1     # [m] the node stops a robot this close to its goal
+ARRIVAL_SLACK = 0.05     # [m] the demo counts a robot within tolerance + slack as arrived
 
 
 # --- metrics (pure numpy) -------------------------------------------------------------------
@@ -277,9 +278,20 @@ def sim_params(scenario_path, scenario, args, trajectory_file):
 
 
 def node_params(scenario, goal_tolerance=GOAL_TOLERANCE):
-    """Parameters of the orca_nav node for this run (see orca_nav/params.py)."""
-    params = node_parameters(scenario)
-    params['goal_tolerance'] = float(goal_tolerance)
+    """
+    Parameters of the orca_nav node for this run (names as in orca_nav/params.py).
+
+    The fleet values are the first robot's; every robot also gets its own overrides, so mixed
+    fleets work. Obstacles are learned from the scans (scan_enabled), never from the scenario.
+    """
+    lists = node_parameters(scenario)
+    params = {'robots': lists['robots'], 'drive': lists['drive'][0],
+              'radius': lists['radius'][0], 'max_speed': lists['max_speed'][0],
+              'max_angular_speed': lists['max_angular_speed'][0],
+              'goal_tolerance': float(goal_tolerance), 'scan_enabled': True}
+    for i, name in enumerate(lists['robots']):
+        params[name] = {key: lists[key][i]
+                        for key in ('radius', 'max_speed', 'max_angular_speed', 'drive')}
     return params
 
 
@@ -425,7 +437,8 @@ def parse_args(argv=None):
                         help=f'ROS_DOMAIN_ID of the run (default: random in '
                              f'{DOMAIN_ID_RANGE[0]}..{DOMAIN_ID_RANGE[1]})')
     parser.add_argument('--goal-tolerance', type=float, default=GOAL_TOLERANCE,
-                        help='a robot this close to its goal has arrived [m]')
+                        help='goal tolerance of the node [m]; the demo counts a robot within '
+                             f'this + {ARRIVAL_SLACK} m of its goal as arrived')
     parser.add_argument('--scan-noise', type=float, default=0.0,
                         help='standard deviation of the simulated laser noise [m]')
     parser.add_argument('--seed', type=int, default=0, help='seed of the simulated laser noise')
@@ -496,7 +509,8 @@ def run(args):
                                     '--params-file', str(node_file)], env, work),
         ]
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
-    monitor = Monitor(scenario, args.goal_tolerance)
+    arrival = args.goal_tolerance + ARRIVAL_SLACK
+    monitor = Monitor(scenario, arrival)
     status, failure, t_goals = None, None, None
     try:
         status, failure, t_goals = _drive_run(monitor, children, timeout, args.quiet)
@@ -518,7 +532,7 @@ def run(args):
     if poses is None:
         print('orca_nav_demo: no trajectory was recorded', file=sys.stderr)
         return EXIT_ERROR
-    metrics = compute_metrics(scenario, wall, poses, t_goals, args.goal_tolerance)
+    metrics = compute_metrics(scenario, wall, poses, t_goals, arrival)
     tick = None
     print(f'\nmetrics (from the {source}):')
     print(format_table(metrics, scenario, drive, tick), flush=True)

@@ -194,13 +194,19 @@ def polygon_signed_area(polygon):
 
 
 def scenario_dirs():
-    """Directories searched for scenario names, in order (source tree, then installed share)."""
+    """
+    Directories searched for scenario names, in order.
+
+    The source tree next to this module, the installed share directory (ament index), and
+    ``config/scenarios`` under the working directory (a source checkout run from its root).
+    """
     dirs = [Path(__file__).resolve().parent.parent / 'config' / 'scenarios']
     try:
         from ament_index_python.packages import get_package_share_directory
         dirs.append(Path(get_package_share_directory('orca_nav')) / 'config' / 'scenarios')
     except Exception:  # noqa: B902 -- package not installed or ament_index missing
         pass
+    dirs.append(Path.cwd() / 'config' / 'scenarios')
     return [d for d in dirs if d.is_dir()]
 
 
