@@ -18,6 +18,7 @@ not run (a process died, the node never came up, a bad option).
 """
 
 import argparse
+import json
 import math
 import os
 from pathlib import Path
@@ -41,6 +42,7 @@ GOAL_RESEND_PERIOD = 1.0  # [s] goals are resent until the robot moves: discover
 MOVED_THRESHOLD = 0.05   # [m] a robot this far from its start has acknowledged its goal
 PROGRESS_PERIOD = 2.0    # [s] between progress lines
 SHUTDOWN_GRACE = 10.0    # [s] a process gets after SIGINT (and again after SIGTERM)
+STATUS_TOPIC = 'orca_status'  # the node's per-robot status (orca_nav/params.py status_topic)
 GOAL_TOLERANCE = 0.1     # [m] the node stops a robot this close to its goal
 ARRIVAL_SLACK = 0.05     # [m] the demo counts a robot within tolerance + slack as arrived
 
@@ -328,7 +330,8 @@ class Monitor:
         from geometry_msgs.msg import PoseStamped
         from nav_msgs.msg import Odometry
         import rclpy
-        from rclpy.qos import QoSProfile
+        from rclpy.qos import DurabilityPolicy, QoSProfile
+        from std_msgs.msg import String
 
         self.scenario = scenario
         self.goal_tolerance = goal_tolerance
@@ -347,7 +350,23 @@ class Monitor:
                                           QoSProfile(depth=10))
             self.goal_pubs.append(self.node.create_publisher(
                 PoseStamped, f'/{robot.name}/goal_pose', QoSProfile(depth=10)))
+        # The node's latched per-robot status (JSON) tells when it has taken the goal.
+        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        self.states = [''] * n
+        for i, robot in enumerate(scenario.robots):
+            self.node.create_subscription(String, f'/{robot.name}/{STATUS_TOPIC}',
+                                          lambda msg, i=i: self._on_status(i, msg), latched)
         self.node.create_timer(0.05, self._snapshot)
+
+    def _on_status(self, i, msg):
+        try:
+            status = json.loads(msg.data)
+            goal = status.get('goal')
+        except (ValueError, AttributeError):
+            return
+        self.states[i] = str(status.get('state', ''))
+        if goal is not None and np.allclose(goal, self.scenario.goals[i], atol=1e-3):
+            self.acknowledged[i] = True
 
     def _on_odom(self, i, msg):
         p, q = msg.pose.pose.position, msg.pose.pose.orientation
