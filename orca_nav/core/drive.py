@@ -1,0 +1,179 @@
+"""
+Goals to preferred velocities, and ORCA velocities to drive commands. numpy only, no ROS.
+
+Every function works on a whole fleet at once: N robots, arrays indexed by robot.
+
+Preferred velocity (``preferred_velocities``): toward the goal at ``pref_speed`` when far away,
+slowing linearly inside ``slowdown_distance`` (speed proportional to the distance left), never
+faster than would overshoot the goal within one time step, and zero within ``goal_tolerance``;
+optionally turned slightly to the right so that robots pass each other on the right (ORCA alone
+deadlocks in perfectly symmetric scenes; RVO2's examples add random noise instead, which makes
+runs irreproducible).
+
+Holonomic robots (``holonomic_command``): the ORCA velocity is global; the command is the same
+vector in the robot's body frame (linear.x forward, linear.y left) and no rotation.
+
+Differential-drive robots: the point-ahead (effective centre) method. The controlled point is the
+point P at distance D (``lookahead``) ahead of the wheel axle::
+
+    P = p + D (cos th, sin th)
+    dP/dt = v (cos th, sin th) + w D (-sin th, cos th)
+
+For D > 0 this map from (v, w) to the velocity of P is invertible, so P moves like a holonomic
+agent: ORCA plans for P with radius r + D (a disc of radius r + D around P covers the robot's own
+disc of radius r around p, whatever the heading), and the ORCA velocity (vx, vy) of P becomes::
+
+    v = cos th vx + sin th vy
+    w = (-sin th vx + cos th vy) / D
+
+then (v, w) are scaled together by one factor so that |v| <= max_speed and |w| <=
+max_angular_speed: the curvature v / w of the path is kept and the velocity of P keeps its
+direction. Why this method rather than NH-ORCA (Alonso-Mora et al. 2010):
+
+- exact: the velocity ORCA picks is the one P gets (up to the common scaling), with no tracking
+  error bound to estimate, no tracking-time parameter and no lookup table of reachable
+  velocities;
+- every robot, holonomic or differential, is then a disc agent of the plain ORCA core, so a
+  mixed fleet shares one solver call and the reciprocity assumption holds between drive types;
+- the price is a radius enlarged by D (choose D small, ~ half the robot radius) and a robot that
+  may back up briefly when its goal is behind it (P then moves toward the goal while the robot
+  turns).
+
+Goals are tracked by the robot centre p, not by P: the preferred velocity of P points from p to
+the goal and is zero once p is within the goal tolerance, so a robot stops with its centre on
+the goal.
+"""
+
+import math
+
+import numpy as np
+
+HOLONOMIC = 'holonomic'
+DIFFERENTIAL = 'differential'
+DRIVES = (HOLONOMIC, DIFFERENTIAL)
+
+# Distances below this count as "at the point" when normalising directions [m].
+TINY_DISTANCE = 1e-9
+
+
+def preferred_velocities(positions, goals, has_goal, pref_speed, slowdown_distance,
+                         goal_tolerance, time_step=None, right_bias=0.0):
+    """
+    Preferred velocities toward the goals, and which robots have reached theirs.
+
+    positions, goals : (N, 2) [m]; goals rows are ignored where ``has_goal`` is False
+    has_goal : (N,) bool
+    pref_speed : (N,) or scalar [m/s] cruising speed far from the goal
+    slowdown_distance : scalar [m]; inside it the speed falls linearly with the distance left
+        (0 disables the slowdown)
+    goal_tolerance : scalar [m]; within it the robot has arrived and its preferred velocity is 0
+    time_step : [s] or None; if given the speed never exceeds distance / time_step (no overshoot)
+    right_bias : the direction is turned right by atan(right_bias), speed unchanged: robots
+        then pass each other on the right, which breaks the symmetric deadlocks of ORCA
+        (e.g. robots on a circle swapping through its centre all stop in a ring).
+
+    Returns pref (N, 2) [m/s], reached (N,) bool, distance (N,) [m] (inf where no goal).
+    """
+    positions = np.asarray(positions, dtype=float)
+    goals = np.asarray(goals, dtype=float)
+    has_goal = np.asarray(has_goal, dtype=bool)
+    delta = np.where(has_goal[:, None], goals - positions, 0.0)
+    dist = np.hypot(delta[:, 0], delta[:, 1])
+    reached = has_goal & (dist <= goal_tolerance)
+    speed = np.broadcast_to(np.asarray(pref_speed, dtype=float), dist.shape).copy()
+    if slowdown_distance > 0.0:
+        speed *= np.minimum(dist / slowdown_distance, 1.0)
+    if time_step is not None and time_step > 0.0:
+        speed = np.minimum(speed, dist / time_step)
+    speed = np.where(has_goal & ~reached, speed, 0.0)
+    pref = delta * (speed / np.maximum(dist, TINY_DISTANCE))[:, None]
+    if right_bias:
+        # (x, y) + b (y, -x) is turned right by atan(b); divide by its length factor.
+        pref = (pref + right_bias * np.stack([pref[:, 1], -pref[:, 0]], axis=1)) / math.hypot(
+            1.0, right_bias)
+    return pref, reached, np.where(has_goal, dist, np.inf)
+
+
+def world_to_body(vectors, yaw):
+    """Rotate global (N, 2) vectors into the body frames of robots with heading yaw (N,) [rad]."""
+    vectors = np.asarray(vectors, dtype=float)
+    c, s = np.cos(yaw), np.sin(yaw)
+    return np.stack([c * vectors[:, 0] + s * vectors[:, 1],
+                     -s * vectors[:, 0] + c * vectors[:, 1]], axis=1)
+
+
+def body_to_world(vectors, yaw):
+    """Rotate body-frame (N, 2) vectors of robots with heading yaw (N,) [rad] to global."""
+    vectors = np.asarray(vectors, dtype=float)
+    c, s = np.cos(yaw), np.sin(yaw)
+    return np.stack([c * vectors[:, 0] - s * vectors[:, 1],
+                     s * vectors[:, 0] + c * vectors[:, 1]], axis=1)
+
+
+def holonomic_command(velocities, yaw, max_speed):
+    """
+    Body-frame (vx, vy) commands for holonomic robots from global ORCA velocities.
+
+    velocities : (N, 2) global [m/s]; yaw : (N,) [rad]; max_speed : (N,) or scalar [m/s]
+    Returns (N, 2) body-frame [m/s], finite, with |(vx, vy)| <= max_speed.
+    """
+    body = world_to_body(velocities, yaw)
+    return clamp_speed(body, max_speed)
+
+
+def clamp_speed(vectors, max_speed):
+    """Scale (N, 2) vectors down to at most max_speed (N,) or scalar; non-finite rows become 0."""
+    out = np.where(np.isfinite(vectors).all(axis=1)[:, None], vectors, 0.0)
+    speed = np.hypot(out[:, 0], out[:, 1])
+    limit = np.broadcast_to(np.asarray(max_speed, dtype=float), speed.shape)
+    scale = np.where(speed > limit, limit / np.maximum(speed, TINY_DISTANCE), 1.0)
+    return out * scale[:, None]
+
+
+def lookahead_points(positions, yaw, lookahead):
+    """Positions (N, 2) of the points at distance lookahead (N,) or scalar [m] ahead."""
+    positions = np.asarray(positions, dtype=float)
+    d = np.broadcast_to(np.asarray(lookahead, dtype=float), yaw.shape)
+    return positions + d[:, None] * np.stack([np.cos(yaw), np.sin(yaw)], axis=1)
+
+
+def lookahead_velocities(v, w, yaw, lookahead):
+    """
+    Global velocities (N, 2) of the look-ahead points of unicycles with (v, w) and heading yaw.
+
+    v : (N,) forward speed [m/s]; w : (N,) yaw rate [rad/s]; yaw : (N,) [rad]; lookahead [m].
+    """
+    c, s = np.cos(yaw), np.sin(yaw)
+    d = np.broadcast_to(np.asarray(lookahead, dtype=float), np.shape(yaw))
+    return np.stack([v * c - w * d * s, v * s + w * d * c], axis=1)
+
+
+def differential_command(velocities, yaw, lookahead, max_speed, max_angular_speed):
+    """
+    Unicycle commands (v, w) that give the look-ahead points the ORCA velocities.
+
+    velocities : (N, 2) global ORCA velocities of the look-ahead points [m/s]
+    yaw : (N,) [rad]; lookahead : (N,) or scalar D > 0 [m]
+    max_speed : (N,) or scalar [m/s]; max_angular_speed : (N,) or scalar [rad/s]
+    Returns v (N,) [m/s], w (N,) [rad/s], finite, |v| <= max_speed, |w| <= max_angular_speed,
+    scaled by one common factor per robot (the curvature v / w is kept).
+    """
+    velocities = np.asarray(velocities, dtype=float)
+    c, s = np.cos(yaw), np.sin(yaw)
+    d = np.broadcast_to(np.asarray(lookahead, dtype=float), np.shape(yaw))
+    v = c * velocities[:, 0] + s * velocities[:, 1]
+    w = (-s * velocities[:, 0] + c * velocities[:, 1]) / d
+    ok = np.isfinite(v) & np.isfinite(w)
+    v = np.where(ok, v, 0.0)
+    w = np.where(ok, w, 0.0)
+    v_max = np.broadcast_to(np.asarray(max_speed, dtype=float), v.shape)
+    w_max = np.broadcast_to(np.asarray(max_angular_speed, dtype=float), w.shape)
+    # One factor for both: the smallest of 1, v_max / |v| and w_max / |w|.
+    scale = np.minimum(1.0, np.minimum(v_max / np.maximum(np.abs(v), TINY_DISTANCE),
+                                       w_max / np.maximum(np.abs(w), TINY_DISTANCE)))
+    return v * scale, w * scale
+
+
+def wrap_angle(angle):
+    """Wrap angles [rad] to [-pi, pi)."""
+    return (np.asarray(angle, dtype=float) + np.pi) % (2.0 * np.pi) - np.pi

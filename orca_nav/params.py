@@ -1,0 +1,355 @@
+"""
+The orca_nav node's parameters: one table, one validator, one resolver. No ROS at import.
+
+``FLEET_PARAMS`` lists every fleet-wide parameter (name, default, type, description, range);
+``ROBOT_PARAMS`` the per-robot overrides, declared as ``<robot>.<name>`` for every robot in
+``robots`` and ``observed_robots``. In a params file a per-robot override is a nested mapping::
+
+    /**:
+      ros__parameters:
+        robots: [robot1, robot2]
+        radius: 0.2
+        robot2:
+          radius: 0.35                      # overrides the fleet radius for robot2
+          odom_offset: [4.0, 0.0, 3.14159]  # odom frame of robot2 in the global frame
+
+(``robot2.radius: 0.35`` on one line works too; on the command line
+``-p robot2.radius:=0.35``). A numeric override of 0 and a drive override of '' mean "use the
+fleet value". Floating-point values must be written with a decimal point (``1.0``, not ``1``):
+ROS 2 types parameters by their YAML value and refuses an integer for a double.
+
+``validate(values)`` is a pure function of a ``{name: value}`` dict that returns an error message
+or None; the node calls it on the declared values at start-up and on every ``ros2 param set``
+with the current values merged with the new ones, so a bad set is refused as a whole.
+``resolve(values)`` turns accepted values into a ``Settings`` of per-robot numpy arrays.
+"""
+
+from dataclasses import dataclass
+import math
+import re
+
+import numpy as np
+
+from orca_nav.core.drive import DIFFERENTIAL, DRIVES, HOLONOMIC
+
+# A robot name is a ROS name token: it becomes the namespace of the robot's topics.
+ROBOT_NAME = re.compile(r'^[A-Za-z][A-Za-z0-9_]*$')
+# A topic name relative to the robot namespace: tokens separated by '/', no leading '/'.
+RELATIVE_TOPIC = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*$')
+# A frame id (no leading '/' by tf2 convention).
+FRAME_ID = re.compile(r'^[A-Za-z_][A-Za-z0-9_/]*$')
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """
+    One parameter: name, default value, type, description, numeric range or string choices.
+
+    type is one of 'double', 'integer', 'bool', 'string', 'string_array', 'double_array'.
+    range is (low, high), inclusive, for numbers; choices a tuple of allowed strings; length the
+    required length of a double array; read_only parameters are fixed once the node runs.
+    """
+
+    name: str
+    default: object
+    type: str  # noqa: A003 -- the ROS parameter type
+    description: str
+    range: tuple = None  # noqa: A003 -- the ROS parameter range
+    choices: tuple = None
+    length: int = None
+    read_only: bool = False
+
+
+def _p(name, default, type_, description, **kw):
+    return ParamSpec(name, default, type_, description, **kw)
+
+
+FLEET_PARAMS = (
+    # Fleet layout and topics (fixed while the node runs).
+    _p('robots', [], 'string_array',
+       'Robots this node commands: it subscribes /<r>/<odom_topic> and /<r>/<goal_topic> and '
+       'publishes /<r>/<cmd_vel_topic> for each', read_only=True),
+    _p('observed_robots', [], 'string_array',
+       'Robots whose odometry is watched as moving obstacles but which are not commanded '
+       '(decentralised layout: the other robots of the fleet)', read_only=True),
+    _p('odom_topic', 'odom', 'string',
+       'Odometry topic (nav_msgs/Odometry) relative to each robot namespace', read_only=True),
+    _p('goal_topic', 'goal_pose', 'string',
+       'Goal topic (geometry_msgs/PoseStamped) relative to each robot namespace',
+       read_only=True),
+    _p('cmd_vel_topic', 'cmd_vel', 'string',
+       'Velocity command topic relative to each robot namespace', read_only=True),
+    _p('status_topic', 'orca_status', 'string',
+       'Per-robot status topic (std_msgs/String, JSON, latched) relative to each robot '
+       'namespace', read_only=True),
+    _p('cmd_vel_stamped', False, 'bool',
+       'Publish geometry_msgs/TwistStamped instead of Twist (Nav2 on Kilted expects stamped)',
+       read_only=True),
+    _p('rate', 10.0, 'double', 'Control rate: one ORCA step for the whole fleet per period [Hz]',
+       range=(0.5, 200.0), read_only=True),
+    _p('global_frame', 'map', 'string',
+       'Frame of goals and of the ORCA computation; goals in another frame are rejected'),
+    # Robot model (fleet defaults; per-robot overrides below).
+    _p('drive', HOLONOMIC, 'string',
+       'holonomic (linear.x, linear.y) or differential (linear.x, angular.z, point-ahead '
+       'method)', choices=DRIVES),
+    _p('radius', 0.2, 'double', 'Robot radius [m]', range=(0.01, 10.0)),
+    _p('max_speed', 0.5, 'double', 'Maximum speed [m/s]', range=(0.01, 20.0)),
+    _p('max_angular_speed', 1.5, 'double',
+       'Maximum yaw rate of differential robots [rad/s]', range=(0.01, 50.0)),
+    _p('pref_speed', 0.0, 'double',
+       "Cruising speed toward the goal [m/s]; 0 = each robot's max_speed; never above it",
+       range=(0.0, 20.0)),
+    _p('lookahead_distance', 0.1, 'double',
+       'Differential drive: distance D of the controlled point ahead of the axle [m]; the '
+       'ORCA radius grows by D. Smaller D turns faster but commands larger yaw rates',
+       range=(0.01, 2.0)),
+    _p('pass_on_right', 0.15, 'double',
+       'Symmetry breaking: preferred velocities are turned right by atan(pass_on_right) so that '
+       'robots pass each other on the right; 0 = straight to the goal (symmetric scenes can '
+       'then deadlock)', range=(0.0, 1.0)),
+    # Goals.
+    _p('goal_tolerance', 0.1, 'double',
+       'A robot whose centre is this close to its goal has arrived and stops [m]',
+       range=(0.001, 100.0)),
+    _p('slowdown_distance', 0.5, 'double',
+       'Inside this distance to the goal the speed falls linearly to zero [m]; 0 = no slowdown',
+       range=(0.0, 100.0)),
+    # ORCA.
+    _p('neighbor_dist', 3.0, 'double',
+       'Other robots farther than this are ignored [m]; larger is safer but slower',
+       range=(0.01, 1000.0)),
+    _p('max_neighbors', 10, 'integer',
+       'At most this many nearest robots are avoided per robot', range=(0, 1000)),
+    _p('time_horizon', 2.0, 'double',
+       'Collisions with other robots are avoided this far ahead [s]; larger is more cautious '
+       'and less agile', range=(0.01, 100.0)),
+    _p('time_horizon_obst', 2.0, 'double',
+       'Collisions with static (scan) obstacles are avoided this far ahead [s]',
+       range=(0.01, 100.0)),
+    # Safety.
+    _p('odom_timeout', 0.5, 'double',
+       'A robot whose last valid odometry is older than this gets zero velocity [s]',
+       range=(0.01, 60.0)),
+    _p('stale_keepout_time', 5.0, 'double',
+       'Others keep avoiding a robot with stale odometry at its last known position this long '
+       'after odom_timeout [s]', range=(0.0, 3600.0)),
+    # Visualisation.
+    _p('publish_markers', True, 'bool', 'Publish visualization_msgs/MarkerArray on ~/markers'),
+    _p('marker_rate', 2.0, 'double', 'Rate of ~/markers [Hz]', range=(0.1, 50.0),
+       read_only=True),
+    # Laser scans (issue 4).
+    _p('scan_enabled', False, 'bool',
+       'Subscribe /<r>/<scan_topic> and avoid the obstacles the scans show', read_only=True),
+    _p('scan_topic', 'scan', 'string',
+       'Laser scan topic (sensor_msgs/LaserScan, sensor-data QoS) relative to each robot '
+       'namespace', read_only=True),
+    _p('obstacle_timeout', 0.5, 'double',
+       'Scan obstacles older than this are forgotten [s]', range=(0.01, 60.0)),
+    _p('share_obstacles', False, 'bool',
+       "Every robot avoids every robot's scan obstacles (false: only the robot that saw them)"),
+    _p('scan_sensor_offset', [0.0, 0.0, 0.0], 'double_array',
+       'Laser pose in the robot body frame [x m, y m, yaw rad]', length=3),
+)
+
+ROBOT_PARAMS = (
+    _p('radius', 0.0, 'double', 'Radius of this robot [m]; 0 = the fleet radius',
+       range=(0.0, 10.0)),
+    _p('max_speed', 0.0, 'double', 'Maximum speed of this robot [m/s]; 0 = the fleet value',
+       range=(0.0, 20.0)),
+    _p('max_angular_speed', 0.0, 'double',
+       'Maximum yaw rate of this robot [rad/s]; 0 = the fleet value', range=(0.0, 50.0)),
+    _p('drive', '', 'string', 'Drive of this robot; empty = the fleet drive',
+       choices=('',) + DRIVES),
+    _p('odom_offset', [0.0, 0.0, 0.0], 'double_array',
+       "Pose of this robot's odometry frame in global_frame [x m, y m, yaw rad]", length=3),
+)
+
+FLEET_BY_NAME = {spec.name: spec for spec in FLEET_PARAMS}
+ROBOT_BY_NAME = {spec.name: spec for spec in ROBOT_PARAMS}
+
+
+def robot_param_name(robot, name):
+    """Return the full name of a per-robot parameter: ('robot2', 'radius') -> 'robot2.radius'."""
+    return f'{robot}.{name}'
+
+
+def all_specs(robots, observed_robots=()):
+    """List of (full name, ParamSpec) for the fleet parameters and every robot's overrides."""
+    out = [(spec.name, spec) for spec in FLEET_PARAMS]
+    for robot in list(robots) + list(observed_robots):
+        out.extend((robot_param_name(robot, spec.name), spec) for spec in ROBOT_PARAMS)
+    return out
+
+
+def defaults(robots=(), observed_robots=()):
+    """``{name: default}`` for every parameter of a node with these robots."""
+    values = {name: spec.default for name, spec in all_specs(robots, observed_robots)}
+    values['robots'] = list(robots)
+    values['observed_robots'] = list(observed_robots)
+    return values
+
+
+def check_value(name, spec, value):
+    """Error message if ``value`` does not fit ``spec``, else None (pure; used by validate)."""
+    t = spec.type
+    if t == 'double':
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return f'{name} must be a number, got {value!r}'
+        if not math.isfinite(value):
+            return f'{name} must be finite, got {value!r}'
+    elif t == 'integer':
+        if isinstance(value, bool) or not isinstance(value, int):
+            return f'{name} must be an integer, got {value!r}'
+    elif t == 'bool':
+        if not isinstance(value, bool):
+            return f'{name} must be true or false, got {value!r}'
+    elif t == 'string':
+        if not isinstance(value, str):
+            return f'{name} must be a string, got {value!r}'
+    elif t == 'string_array':
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+            return f'{name} must be a list of strings, got {value!r}'
+    elif t == 'double_array':
+        if (isinstance(value, (str, bytes)) or not hasattr(value, '__len__')
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                           for v in value)):
+            return f'{name} must be a list of numbers, got {value!r}'
+        if not all(math.isfinite(v) for v in value):
+            return f'{name} must contain finite numbers, got {list(value)!r}'
+        if spec.length is not None and len(value) != spec.length:
+            return f'{name} must have {spec.length} numbers [x, y, yaw], got {list(value)!r}'
+    if spec.range is not None and not spec.range[0] <= value <= spec.range[1]:
+        return (f'{name} must be between {spec.range[0]} and {spec.range[1]}, '
+                f'got {value!r}')
+    if spec.choices is not None and value not in spec.choices:
+        allowed = ', '.join(repr(c) for c in spec.choices)
+        return f'{name} must be one of {allowed}, got {value!r}'
+    return None
+
+
+def validate(values):
+    """
+    Check a complete ``{name: value}`` parameter set; return an error message or None.
+
+    Checks each value against its spec and the fleet as a whole: at least one robot, valid and
+    unique robot names, no robot both commanded and observed, topic and frame names.
+    """
+    robots = values.get('robots') or []
+    observed = values.get('observed_robots') or []
+    for name, spec in all_specs([], []):
+        if name not in values:
+            return f'parameter {name} is missing'
+        error = check_value(name, spec, values[name] if values[name] is not None else [])
+        if error:
+            return error
+    if not robots:
+        return 'robots is empty: list the robots this node commands, e.g. robots: [robot1, robot2]'
+    names = list(robots) + list(observed)
+    for robot in names:
+        if not ROBOT_NAME.match(robot):
+            return (f'robot name {robot!r} is not a valid ROS name token (a letter, then letters, '
+                    'digits or _)')
+        if robot in FLEET_BY_NAME:
+            return f'robot name {robot!r} clashes with the parameter of the same name'
+    seen = set()
+    for robot in names:
+        if robot in seen:
+            where = 'both robots and observed_robots' if robot in observed else 'robots twice'
+            return f'robot {robot!r} is listed in {where}'
+        seen.add(robot)
+    for robot in names:
+        for spec in ROBOT_PARAMS:
+            name = robot_param_name(robot, spec.name)
+            if name in values:
+                error = check_value(name, spec, values[name])
+                if error:
+                    return error
+    for name in ('odom_topic', 'goal_topic', 'cmd_vel_topic', 'status_topic', 'scan_topic'):
+        if not RELATIVE_TOPIC.match(values[name]):
+            return (f'{name} must be a topic name relative to the robot namespace '
+                    f'(e.g. "odom", no leading /), got {values[name]!r}')
+    if not FRAME_ID.match(values['global_frame']):
+        return f'global_frame must be a frame id such as "map", got {values["global_frame"]!r}'
+    return None
+
+
+@dataclass
+class Settings:
+    """Resolved per-robot settings (arrays over robots + observed_robots, commanded first)."""
+
+    names: list
+    n_controlled: int
+    radius: np.ndarray             # (N,) [m]
+    max_speed: np.ndarray          # (N,) [m/s]
+    max_angular_speed: np.ndarray  # (N,) [rad/s]
+    pref_speed: np.ndarray         # (N,) [m/s]
+    differential: np.ndarray       # (N,) bool
+    lookahead: np.ndarray          # (N,) [m], 0 for holonomic robots
+    odom_offset: np.ndarray        # (N, 3) x, y, yaw of each odom frame in the global frame
+    values: dict                   # the accepted {name: value}
+
+
+def resolve(values):
+    """Turn a validated ``{name: value}`` set into ``Settings``."""
+    names = list(values['robots']) + list(values.get('observed_robots') or [])
+    n = len(names)
+
+    def per_robot(key, fleet_value):
+        out = []
+        for robot in names:
+            v = values.get(robot_param_name(robot, key), ROBOT_BY_NAME[key].default)
+            out.append(v if v not in (0.0, '', None) else fleet_value)
+        return out
+
+    radius = np.array(per_robot('radius', values['radius']), dtype=float)
+    max_speed = np.array(per_robot('max_speed', values['max_speed']), dtype=float)
+    max_ang = np.array(per_robot('max_angular_speed', values['max_angular_speed']), dtype=float)
+    drive = per_robot('drive', values['drive'])
+    differential = np.array([d == DIFFERENTIAL for d in drive], dtype=bool)
+    pref = values['pref_speed']
+    pref_speed = max_speed.copy() if pref <= 0.0 else np.minimum(pref, max_speed)
+    lookahead = np.where(differential, values['lookahead_distance'], 0.0)
+    offset = np.array([list(values.get(robot_param_name(r, 'odom_offset'), [0.0, 0.0, 0.0]))
+                       for r in names], dtype=float).reshape(n, 3)
+    return Settings(names=names, n_controlled=len(values['robots']), radius=radius,
+                    max_speed=max_speed, max_angular_speed=max_ang, pref_speed=pref_speed,
+                    differential=differential, lookahead=lookahead, odom_offset=offset,
+                    values=dict(values))
+
+
+def descriptor(spec):
+    """``rcl_interfaces/ParameterDescriptor`` of a spec (description, range, read-only, type)."""
+    from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+    from rclpy.parameter import Parameter
+
+    types = {'double': Parameter.Type.DOUBLE, 'integer': Parameter.Type.INTEGER,
+             'bool': Parameter.Type.BOOL, 'string': Parameter.Type.STRING,
+             'string_array': Parameter.Type.STRING_ARRAY,
+             'double_array': Parameter.Type.DOUBLE_ARRAY}
+    text = spec.description
+    if spec.choices is not None:
+        text += ' (one of: ' + ', '.join(repr(c) for c in spec.choices) + ')'
+    d = ParameterDescriptor(name=spec.name, type=types[spec.type].value, description=text,
+                            read_only=spec.read_only)
+    if spec.range is not None and spec.type == 'double':
+        d.floating_point_range = [FloatingPointRange(from_value=float(spec.range[0]),
+                                                     to_value=float(spec.range[1]))]
+    elif spec.range is not None and spec.type == 'integer':
+        d.integer_range = [IntegerRange(from_value=int(spec.range[0]),
+                                        to_value=int(spec.range[1]), step=1)]
+    if spec.choices is not None:
+        d.additional_constraints = 'one of: ' + ', '.join(repr(c) for c in spec.choices)
+    return d
+
+
+def declare_value(spec):
+    """
+    Value to pass to ``Node.declare_parameter``: the default, or its type for empty lists.
+
+    rclpy types a parameter by its default, and an empty list would become a byte array.
+    """
+    if spec.type == 'string_array' and not spec.default:
+        from rclpy.parameter import Parameter
+        return Parameter.Type.STRING_ARRAY
+    return spec.default

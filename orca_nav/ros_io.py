@@ -1,0 +1,195 @@
+"""
+Every ROS message <-> array conversion of the orca_nav node, in one place.
+
+The node's callbacks store messages; the timer turns them into numbers with these functions,
+hands numpy arrays to the core and turns the answers back into messages here.
+"""
+
+import json
+import math
+
+from geometry_msgs.msg import Point, PoseStamped, Twist, TwistStamped
+import numpy as np
+from std_msgs.msg import ColorRGBA, String
+from visualization_msgs.msg import Marker, MarkerArray
+
+# Height of the robot discs drawn in RViz [m] and of the arrows above the ground [m].
+MARKER_DISC_HEIGHT = 0.05
+MARKER_ARROW_Z = 0.1
+# A velocity arrow shows where the robot is one second later: length = speed x this [s].
+MARKER_ARROW_SECONDS = 1.0
+
+
+def yaw_from_quaternion(x, y, z, w):
+    """Yaw [rad] of a quaternion (rotation about z; roll and pitch are ignored)."""
+    return math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
+
+
+def quaternion_from_yaw(yaw):
+    """Quaternion (x, y, z, w) of a rotation by yaw [rad] about z."""
+    return 0.0, 0.0, math.sin(0.5 * yaw), math.cos(0.5 * yaw)
+
+
+def odometry_to_tuple(msg):
+    """
+    ``nav_msgs/Odometry`` -> (x, y, yaw, v_forward, v_left, yaw_rate), floats.
+
+    Pose in the odometry frame (header.frame_id); twist in the body frame (child_frame_id), as
+    REP 105 and nav_msgs/Odometry specify. Values may be NaN or inf: the caller checks.
+    """
+    p = msg.pose.pose.position
+    q = msg.pose.pose.orientation
+    t = msg.twist.twist
+    return (p.x, p.y, yaw_from_quaternion(q.x, q.y, q.z, q.w),
+            t.linear.x, t.linear.y, t.angular.z)
+
+
+def odom_to_global(xy, yaw, offset):
+    """
+    Poses in each robot's odometry frame -> global frame.
+
+    xy : (N, 2) [m]; yaw : (N,) [rad]; offset : (N, 3) pose [x, y, yaw] of each odometry frame
+    in the global frame. Returns xy (N, 2), yaw (N,).
+    """
+    c, s = np.cos(offset[:, 2]), np.sin(offset[:, 2])
+    gx = offset[:, 0] + c * xy[:, 0] - s * xy[:, 1]
+    gy = offset[:, 1] + s * xy[:, 0] + c * xy[:, 1]
+    return np.stack([gx, gy], axis=1), yaw + offset[:, 2]
+
+
+def goal_from_pose(msg, global_frame):
+    """
+    ``geometry_msgs/PoseStamped`` -> (x, y, yaw) in global_frame.
+
+    Raises ValueError with a reason when the frame is not global_frame or a value is not finite.
+    """
+    frame = msg.header.frame_id.lstrip('/')
+    if frame != global_frame:
+        raise ValueError(f'goal frame {msg.header.frame_id!r} is not the global frame '
+                         f'{global_frame!r} (no transform is done: send goals in '
+                         f'{global_frame!r})')
+    p = msg.pose.position
+    q = msg.pose.orientation
+    values = (p.x, p.y, p.z, q.x, q.y, q.z, q.w)
+    if not all(math.isfinite(v) for v in values):
+        raise ValueError(f'goal has a NaN or infinite value: position ({p.x}, {p.y}, {p.z}), '
+                         f'orientation ({q.x}, {q.y}, {q.z}, {q.w})')
+    return p.x, p.y, yaw_from_quaternion(q.x, q.y, q.z, q.w)
+
+
+def make_goal(x, y, yaw=0.0, frame_id='map', stamp=None):
+    """``geometry_msgs/PoseStamped`` goal (for tests, demos and scripts)."""
+    msg = PoseStamped()
+    msg.header.frame_id = frame_id
+    if stamp is not None:
+        msg.header.stamp = stamp
+    msg.pose.position.x = float(x)
+    msg.pose.position.y = float(y)
+    qx, qy, qz, qw = quaternion_from_yaw(float(yaw))
+    msg.pose.orientation.x, msg.pose.orientation.y = qx, qy
+    msg.pose.orientation.z, msg.pose.orientation.w = qz, qw
+    return msg
+
+
+def new_command(stamped):
+    """Return an empty command message: ``TwistStamped`` if stamped else ``Twist``."""
+    return TwistStamped() if stamped else Twist()
+
+
+def fill_command(msg, vx, vy, wz, stamp=None, frame_id=''):
+    """Write body-frame (vx, vy, wz) into a Twist or TwistStamped (stamp, frame for stamped)."""
+    if isinstance(msg, TwistStamped):
+        if stamp is not None:
+            msg.header.stamp = stamp
+        msg.header.frame_id = frame_id
+        twist = msg.twist
+    else:
+        twist = msg
+    twist.linear.x = float(vx)
+    twist.linear.y = float(vy)
+    twist.angular.z = float(wz)
+    return msg
+
+
+def command_values(msg):
+    """(vx, vy, wz) of a Twist or TwistStamped."""
+    twist = msg.twist if isinstance(msg, TwistStamped) else msg
+    return twist.linear.x, twist.linear.y, twist.angular.z
+
+
+def status_message(robot, state, goal=None, distance=None):
+    """``std_msgs/String`` with the JSON status of one robot (see docs/node.md)."""
+    data = {'robot': robot, 'state': state,
+            'goal': None if goal is None else [round(float(goal[0]), 4),
+                                               round(float(goal[1]), 4)],
+            'distance': (None if distance is None or not math.isfinite(distance)
+                         else round(float(distance), 4))}
+    return String(data=json.dumps(data, sort_keys=True))
+
+
+def _color(r, g, b, a=1.0):
+    return ColorRGBA(r=float(r), g=float(g), b=float(b), a=float(a))
+
+
+# Disc colours by state (see docs/node.md): green moving, blue arrived or idle, grey observed,
+# red stale or missing odometry.
+STATE_COLORS = {'active': (0.1, 0.8, 0.2), 'reached': (0.2, 0.4, 1.0), 'idle': (0.2, 0.4, 1.0),
+                'observed': (0.6, 0.6, 0.6), 'stale_odometry': (1.0, 0.1, 0.1),
+                'no_odometry': (1.0, 0.1, 0.1)}
+
+
+def build_markers(frame_id, stamp, names, positions, radius, velocities, goals, has_goal,
+                  states, known):
+    """
+    ``visualization_msgs/MarkerArray``: a disc per robot, velocity arrows, goals.
+
+    positions, velocities, goals : (N, 2) global [m], [m/s], [m]; radius : (N,) [m]
+    has_goal, known : (N,) bool (known: a pose has been received); states : list of N strings.
+    Namespaces: 'robots' (one CYLINDER per robot, id = index), 'velocities' (one LINE_LIST),
+    'goals' (one SPHERE_LIST plus a LINE_LIST from each robot to its goal).
+    """
+    out = MarkerArray()
+    clear = Marker(action=Marker.DELETEALL)
+    clear.header.frame_id = frame_id
+    out.markers.append(clear)
+    for i, name in enumerate(names):
+        if not known[i]:
+            continue
+        m = Marker(ns='robots', id=i, type=Marker.CYLINDER, action=Marker.ADD)
+        m.header.frame_id = frame_id
+        m.header.stamp = stamp
+        m.pose.position.x = float(positions[i, 0])
+        m.pose.position.y = float(positions[i, 1])
+        m.pose.position.z = 0.5 * MARKER_DISC_HEIGHT
+        m.pose.orientation.w = 1.0
+        m.scale.x = m.scale.y = float(2.0 * radius[i])
+        m.scale.z = MARKER_DISC_HEIGHT
+        m.color = _color(*STATE_COLORS.get(states[i], (1.0, 1.0, 0.0)), 0.6)
+        m.text = name
+        out.markers.append(m)
+    arrows = Marker(ns='velocities', id=0, type=Marker.LINE_LIST, action=Marker.ADD)
+    goal_points = Marker(ns='goals', id=0, type=Marker.SPHERE_LIST, action=Marker.ADD)
+    goal_lines = Marker(ns='goals', id=1, type=Marker.LINE_LIST, action=Marker.ADD)
+    for m, width, color in ((arrows, 0.03, (1.0, 0.5, 0.0)), (goal_points, 0.12, (1.0, 0.0, 1.0)),
+                            (goal_lines, 0.01, (1.0, 0.0, 1.0))):
+        m.header.frame_id = frame_id
+        m.header.stamp = stamp
+        m.pose.orientation.w = 1.0
+        m.scale.x = m.scale.y = m.scale.z = width
+        m.color = _color(*color, 0.8)
+    for i in range(len(names)):
+        if not known[i]:
+            continue
+        x, y = float(positions[i, 0]), float(positions[i, 1])
+        tip = positions[i] + MARKER_ARROW_SECONDS * velocities[i]
+        arrows.points.append(Point(x=x, y=y, z=MARKER_ARROW_Z))
+        arrows.points.append(Point(x=float(tip[0]), y=float(tip[1]), z=MARKER_ARROW_Z))
+        if has_goal[i]:
+            g = Point(x=float(goals[i, 0]), y=float(goals[i, 1]), z=MARKER_ARROW_Z)
+            goal_points.points.append(g)
+            goal_lines.points.append(Point(x=x, y=y, z=MARKER_ARROW_Z))
+            goal_lines.points.append(g)
+    for m in (arrows, goal_points, goal_lines):
+        if m.points:
+            out.markers.append(m)
+    return out

@@ -1,0 +1,236 @@
+"""
+End-to-end tests of the orca_nav node with real rclpy: a small world drives the fleet.
+
+The node under test and a world node run in one executor in this process on a private ROS
+context (domain 21, DDS on loopback). The world owns simulated time: it publishes /clock and the
+odometry of every robot, the node (use_sim_time) ticks on that clock, and the world integrates
+the published cmd_vel with holonomic or unicycle kinematics before the next tick. Lock-step
+makes the runs deterministic and faster than real time.
+"""
+
+import math
+import os
+import time
+
+from geometry_msgs.msg import Twist
+from nav_msgs.msg import Odometry
+import numpy as np
+from orca_nav import ros_io
+from orca_nav.node import OrcaNavNode
+import pytest
+import rclpy
+from rclpy.context import Context
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.parameter import Parameter
+from rclpy.qos import QoSProfile
+from rosgraph_msgs.msg import Clock
+
+DOMAIN_ID = 21
+RATE = 10.0              # node rate [Hz]
+SUBSTEPS = 10            # world integration (and contact checking) steps per node period
+WAIT_TIMEOUT = 5.0       # [s] wall time to wait for messages before failing
+
+
+@pytest.fixture(scope='module')
+def context():
+    """Return a private rclpy context on this module's domain, DDS on loopback only."""
+    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    ctx = Context()
+    rclpy.init(context=ctx, domain_id=DOMAIN_ID)
+    yield ctx
+    rclpy.try_shutdown(context=ctx)
+
+
+class World:
+    """Robots on a plane: odometry out, cmd_vel in, exact kinematics, simulated clock."""
+
+    def __init__(self, context, names, poses, drives, radii, offsets=None):
+        """Create the world node with one odom publisher and cmd_vel subscriber per robot."""
+        self.node = rclpy.create_node('world', context=context)
+        self.names = list(names)
+        self.pose = np.array(poses, dtype=float)          # (N, 3) global x, y, yaw
+        self.drives = list(drives)
+        self.radii = np.asarray(radii, dtype=float)
+        # Pose of each robot's odometry frame in the global frame (odom starts at its origin).
+        self.offsets = np.zeros((len(names), 3)) if offsets is None else np.array(offsets)
+        self.cmd = np.zeros((len(names), 3))
+        self.cmd_count = np.zeros(len(names), int)
+        self.t = 1.0
+        self.min_gap = np.inf                               # min distance minus sum of radii
+        self.clock_pub = self.node.create_publisher(Clock, '/clock', 10)
+        self.odom_pubs = [self.node.create_publisher(Odometry, f'/{r}/odom', 10) for r in names]
+        self.goal_pubs = [self.node.create_publisher(
+            type(ros_io.make_goal(0, 0)), f'/{r}/goal_pose', 10) for r in names]
+        for i, r in enumerate(names):
+            self.node.create_subscription(Twist, f'/{r}/cmd_vel', self._cmd_cb(i),
+                                          QoSProfile(depth=10))
+
+    def _cmd_cb(self, i):
+        def cb(msg):
+            self.cmd[i] = ros_io.command_values(msg)
+            self.cmd_count[i] += 1
+        return cb
+
+    def publish_clock(self):
+        """Publish the world time on /clock."""
+        msg = Clock()
+        msg.clock.sec = int(self.t)
+        msg.clock.nanosec = int(round((self.t - int(self.t)) * 1e9))
+        self.clock_pub.publish(msg)
+
+    def odometry(self, i):
+        """Odometry of robot i in its own odometry frame, twist in the body frame."""
+        ox, oy, oyaw = self.offsets[i]
+        dx, dy = self.pose[i, 0] - ox, self.pose[i, 1] - oy
+        c, s = math.cos(-oyaw), math.sin(-oyaw)
+        msg = Odometry()
+        msg.header.frame_id = f'{self.names[i]}/odom'
+        msg.child_frame_id = f'{self.names[i]}/base_link'
+        msg.header.stamp.sec = int(self.t)
+        msg.pose.pose.position.x = c * dx - s * dy
+        msg.pose.pose.position.y = s * dx + c * dy
+        q = ros_io.quaternion_from_yaw(self.pose[i, 2] - oyaw)
+        (msg.pose.pose.orientation.x, msg.pose.pose.orientation.y,
+         msg.pose.pose.orientation.z, msg.pose.pose.orientation.w) = q
+        vx, vy, wz = self.cmd[i]
+        msg.twist.twist.linear.x = vx
+        msg.twist.twist.linear.y = vy
+        msg.twist.twist.angular.z = wz
+        return msg
+
+    def integrate(self, dt):
+        """Advance every robot by dt under its last command, checking contact at substeps."""
+        h = dt / SUBSTEPS
+        for _ in range(SUBSTEPS):
+            for i, d in enumerate(self.drives):
+                x, y, th = self.pose[i]
+                vx, vy, wz = self.cmd[i]
+                if d == 'holonomic':
+                    self.pose[i, 0] += h * (math.cos(th) * vx - math.sin(th) * vy)
+                    self.pose[i, 1] += h * (math.sin(th) * vx + math.cos(th) * vy)
+                elif abs(wz) < 1e-9:
+                    self.pose[i, 0] += h * vx * math.cos(th)
+                    self.pose[i, 1] += h * vx * math.sin(th)
+                else:  # exact unicycle arc
+                    self.pose[i, 0] += vx / wz * (math.sin(th + wz * h) - math.sin(th))
+                    self.pose[i, 1] -= vx / wz * (math.cos(th + wz * h) - math.cos(th))
+                    self.pose[i, 2] = th + wz * h
+            self.check_contact()
+        self.t += dt
+
+    def check_contact(self):
+        """Update min_gap: the smallest distance between two robots minus their radii."""
+        xy = self.pose[:, :2]
+        d = np.linalg.norm(xy[:, None] - xy[None], axis=-1) - (self.radii[:, None]
+                                                               + self.radii[None])
+        np.fill_diagonal(d, np.inf)
+        self.min_gap = min(self.min_gap, float(d.min()))
+
+
+def spin_until(executor, condition, timeout=WAIT_TIMEOUT):
+    """Spin the executor until condition() holds; fail the test on timeout."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError('timed out waiting for ROS messages')
+        executor.spin_once(timeout_sec=0.01)
+
+
+def run_fleet(context, names, starts, goals, drives, radii, overrides, max_time,
+              offsets=None, goal_tolerance=0.1):
+    """
+    Run the node and a world until every robot is at its goal or max_time [s] passes.
+
+    Returns (world, node statistics, arrival time or None).
+    """
+    params = [Parameter('use_sim_time', value=True), Parameter('robots', value=list(names)),
+              Parameter('rate', value=RATE), Parameter('goal_tolerance', value=goal_tolerance),
+              Parameter('publish_markers', value=True)]
+    params += [Parameter(k, value=v) for k, v in overrides.items()]
+    world = World(context, names, starts, drives, radii, offsets)
+    node = OrcaNavNode(context=context, parameter_overrides=params)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    executor.add_node(world.node)
+    try:
+        # Discovery: every publisher of the world has its subscriber in the node and back.
+        spin_until(executor, lambda: all(p.get_subscription_count() > 0
+                                         for p in world.odom_pubs + world.goal_pubs)
+                   and world.clock_pub.get_subscription_count() > 0
+                   and all(p.get_subscription_count() > 0 for p in node._cmd_pubs))
+        world.publish_clock()
+        spin_until(executor, lambda: node.get_clock().now().nanoseconds > 0)
+        for i, pub in enumerate(world.goal_pubs):
+            pub.publish(ros_io.make_goal(goals[i][0], goals[i][1], frame_id='map'))
+        spin_until(executor, lambda: node._has_goal.all())
+        arrival = None
+        dt = 1.0 / RATE
+        while world.t < max_time:
+            counts = list(node._odom_count)
+            for i, pub in enumerate(world.odom_pubs):
+                pub.publish(world.odometry(i))
+            spin_until(executor, lambda: all(a > b for a, b in zip(node._odom_count, counts)))
+            ticks, cmd_counts = node._ticks, world.cmd_count.copy()
+            world.t += dt
+            world.publish_clock()
+            world.t -= dt
+            spin_until(executor, lambda: node._ticks > ticks
+                       and (world.cmd_count > cmd_counts).all())
+            world.integrate(dt)
+            at_goal = np.linalg.norm(world.pose[:, :2] - np.asarray(goals), axis=1)
+            if (at_goal <= goal_tolerance + 1e-6).all() and not world.cmd.any():
+                arrival = world.t
+                break
+        return world, node.tick_stats(), arrival
+    finally:
+        executor.remove_node(node)
+        executor.remove_node(world.node)
+        node.destroy_node()
+        world.node.destroy_node()
+        executor.shutdown()
+
+
+def circle(n, radius):
+    """Return starts on a circle (heading to the centre) and goals at the antipodes."""
+    a = 2.0 * math.pi * np.arange(n) / n
+    starts = [(radius * math.cos(t), radius * math.sin(t), t + math.pi) for t in a]
+    goals = [(-x, -y) for x, y, _ in starts]
+    return starts, goals
+
+
+@pytest.mark.parametrize('drive', ['holonomic', 'differential'])
+def test_circle_swap_through_centre(context, drive):
+    """Eight robots swap places through a common centre: all arrive, no two discs touch."""
+    n, radius = 8, 0.2
+    names = [f'robot{i + 1}' for i in range(n)]
+    starts, goals = circle(n, 2.0)
+    overrides = {'drive': drive, 'radius': radius, 'max_speed': 0.5,
+                 'max_angular_speed': 2.0, 'lookahead_distance': 0.1}
+    world, stats, arrival = run_fleet(context, names, starts, goals, [drive] * n,
+                                      [radius] * n, overrides, max_time=60.0)
+    assert world.min_gap >= 0.0, f'robots overlapped by {-world.min_gap:.4f} m'
+    assert arrival is not None, f'not all arrived: poses {world.pose.round(2).tolist()}'
+    assert stats['tick_errors'] == 0
+    assert stats['missed_periods'] == 0
+
+
+def test_mixed_fleet_crossing_with_offsets_and_overrides(context):
+    """Head-on and crossing pairs, mixed drives and radii, odometry with its own origin."""
+    names = ['alpha', 'bravo', 'charlie', 'delta']
+    starts = [(-2.5, 0.0, 0.0), (2.5, 0.05, math.pi), (0.0, -2.5, math.pi / 2),
+              (0.05, 2.5, -math.pi / 2)]
+    goals = [(2.5, 0.0), (-2.5, 0.0), (0.0, 2.5), (0.0, -2.5)]
+    drives = ['holonomic', 'differential', 'differential', 'holonomic']
+    radii = [0.2, 0.3, 0.2, 0.25]
+    # bravo's and charlie's odometry start at their own start pose.
+    offsets = [(0.0, 0.0, 0.0), starts[1], starts[2], (0.0, 0.0, 0.0)]
+    overrides = {'drive': 'holonomic', 'radius': 0.2, 'max_speed': 0.6,
+                 'bravo.drive': 'differential', 'bravo.radius': 0.3,
+                 'bravo.odom_offset': list(starts[1]),
+                 'charlie.drive': 'differential', 'charlie.odom_offset': list(starts[2]),
+                 'charlie.max_speed': 0.4, 'delta.radius': 0.25}
+    world, stats, arrival = run_fleet(context, names, starts, goals, drives, radii, overrides,
+                                      max_time=40.0, offsets=offsets)
+    assert world.min_gap >= 0.0, f'robots overlapped by {-world.min_gap:.4f} m'
+    assert arrival is not None, f'not all arrived: poses {world.pose.round(2).tolist()}'
+    assert stats['tick_errors'] == 0
