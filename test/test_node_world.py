@@ -190,8 +190,8 @@ def run_fleet(context, names, starts, goals, drives, radii, overrides, max_time,
         executor.shutdown()
 
 
-def circle(n, radius):
-    """Return starts on a circle (heading to the centre) and goals at the antipodes."""
+def circle_swap(n, radius):
+    """Return n start poses on a circle (facing its centre) and goals at the antipodes."""
     a = 2.0 * math.pi * np.arange(n) / n
     starts = [(radius * math.cos(t), radius * math.sin(t), t + math.pi) for t in a]
     goals = [(-x, -y) for x, y, _ in starts]
@@ -203,7 +203,7 @@ def test_circle_swap_through_centre(context, drive):
     """Eight robots swap places through a common centre: all arrive, no two discs touch."""
     n, radius = 8, 0.2
     names = [f'robot{i + 1}' for i in range(n)]
-    starts, goals = circle(n, 2.0)
+    starts, goals = circle_swap(n, 2.0)
     overrides = {'drive': drive, 'radius': radius, 'max_speed': 0.5,
                  'max_angular_speed': 2.0, 'lookahead_distance': 0.1}
     world, stats, arrival = run_fleet(context, names, starts, goals, [drive] * n,
