@@ -42,6 +42,7 @@ GOAL_RESEND_PERIOD = 1.0  # [s] goals are resent until the robot moves: discover
 MOVED_THRESHOLD = 0.05   # [m] a robot this far from its start has acknowledged its goal
 PROGRESS_PERIOD = 2.0    # [s] between progress lines
 SHUTDOWN_GRACE = 10.0    # [s] a process gets after SIGINT (and again after SIGTERM)
+TICK_STATS_TOPIC = '/orca_nav/tick_stats'  # the node's ~/tick_stats (node name orca_nav)
 STATUS_TOPIC = 'orca_status'  # the node's per-robot status (orca_nav/params.py status_topic)
 GOAL_TOLERANCE = 0.1     # [m] the node stops a robot this close to its goal
 ARRIVAL_SLACK = 0.05     # [m] the demo counts a robot within tolerance + slack as arrived
@@ -190,8 +191,8 @@ def plot_run(scenario, poses, metrics, out_path, title=''):
                     fontsize=9, arrowprops={'arrowstyle': '->', 'color': 'red', 'lw': 1.0},
                     bbox={'boxstyle': 'round', 'fc': 'white', 'ec': 'red', 'alpha': 0.85},
                     zorder=6)
-    # The arena and everything the robots did, with a margin of a robot diameter.
-    pad = 2.0 * float(scenario.radii.max())
+    # The arena and everything the robots did, with a margin.
+    pad = max(0.5, 2.0 * float(scenario.radii.max()))
     lo, hi = np.nanmin(xy.reshape(-1, 2), axis=0) - pad, np.nanmax(xy.reshape(-1, 2), axis=0) + pad
     if scenario.arena is not None:
         lo, hi = np.minimum(lo, scenario.arena[:2]), np.maximum(hi, scenario.arena[2:])
@@ -338,6 +339,8 @@ class Monitor:
         self.node = rclpy.create_node('orca_nav_demo')
         n = len(scenario.robots)
         self.latest = np.full((n, 3), np.nan)     # x, y, yaw from odom
+        self.stamps = np.full(n, -np.inf)         # odom stamps [s]
+        self.snapshot_stamp = -np.inf
         self.history_t, self.history = [], []     # wall time, (N, 3) snapshots
         self.first_arrival = np.full(n, np.nan)   # wall time of each robot's first arrival
         self.acknowledged = np.zeros(n, bool)
@@ -356,7 +359,22 @@ class Monitor:
         for i, robot in enumerate(scenario.robots):
             self.node.create_subscription(String, f'/{robot.name}/{STATUS_TOPIC}',
                                           lambda msg, i=i: self._on_status(i, msg), latched)
-        self.node.create_timer(0.05, self._snapshot)
+        # The node's tick statistics (JSON, about once a second).
+        self.tick_stats = None
+        self.node.create_subscription(String, TICK_STATS_TOPIC, self._on_tick_stats,
+                                      QoSProfile(depth=10))
+
+    def _on_tick_stats(self, msg):
+        try:
+            self.tick_stats = dict(json.loads(msg.data))
+        except (ValueError, TypeError):
+            pass
+
+    def tick_percentiles(self):
+        """(p50, p99) of the node's tick duration [ms], or None before its first report."""
+        stats = self.tick_stats or {}
+        p50, p99 = stats.get('tick_ms_p50'), stats.get('tick_ms_p99')
+        return None if p50 is None or p99 is None else (float(p50), float(p99))
 
     def _on_status(self, i, msg):
         try:
@@ -371,10 +389,14 @@ class Monitor:
     def _on_odom(self, i, msg):
         p, q = msg.pose.pose.position, msg.pose.pose.orientation
         self.latest[i] = (p.x, p.y, 2.0 * math.atan2(q.z, q.w))
+        self.stamps[i] = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        # The simulator publishes every robot's odometry with one stamp: take a snapshot once
+        # all of them are in, so that separations compare positions of the same instant.
+        if self.stamps[i] > self.snapshot_stamp and np.all(self.stamps == self.stamps[i]):
+            self.snapshot_stamp = self.stamps[i]
+            self._snapshot()
 
     def _snapshot(self):
-        if np.isnan(self.latest).any():
-            return
         now = time.time()
         self.history_t.append(now)
         self.history.append(self.latest.copy())
@@ -552,7 +574,7 @@ def run(args):
         print('orca_nav_demo: no trajectory was recorded', file=sys.stderr)
         return EXIT_ERROR
     metrics = compute_metrics(scenario, wall, poses, t_goals, arrival)
-    tick = None
+    tick = monitor.tick_percentiles()
     print(f'\nmetrics (from the {source}):')
     print(format_table(metrics, scenario, drive, tick), flush=True)
     title = (f'{scenario.name}: {len(scenario.robots)} {drive} robots, arrived '
@@ -601,8 +623,12 @@ def _drive_run(monitor, children, timeout, quiet):
         rclpy.spin_once(monitor.node, timeout_sec=0.02)
         arrived = int(monitor.at_goal().sum())
         if not quiet and now >= next_progress:
-            print(f'[{now - begin:6.1f} s] arrived {arrived:2d}/{n}  min separation '
-                  f'{monitor.min_separation:.3f} m', flush=True)
+            tick = monitor.tick_percentiles()
+            tick = f'  node tick p50 {tick[0]:.2f} ms' if tick else ''
+            sep = (f'{monitor.min_separation:.3f} m' if math.isfinite(monitor.min_separation)
+                   else 'n/a')
+            print(f'[{now - begin:6.1f} s] arrived {arrived:2d}/{n}  min separation {sep}{tick}',
+                  flush=True)
             next_progress = now + PROGRESS_PERIOD
         if arrived == n:
             print(f'[{now - begin:6.1f} s] all {n} robots arrived', flush=True)
