@@ -13,7 +13,6 @@ Run::
 """
 
 import json
-import math
 import signal
 import sys
 import time
@@ -100,8 +99,10 @@ class OrcaNavNode(Node):
         self._goal_yaw = np.zeros(c)
         self._has_goal = np.zeros(c, bool)
         self._goal_rejected = 0
+        self._goals_received = 0
         # Published state, for status, markers and tests.
         self.last_commands = np.zeros((c, 3))  # vx, vy, wz per commanded robot
+        self.commands_published = 0            # command rounds (one message per robot)
         self._states = [None] * c
         self._viz = None
         self._pending_states = None
@@ -195,6 +196,7 @@ class OrcaNavNode(Node):
         robot = self.settings.names[i]
 
         def callback(msg):
+            self._goals_received += 1
             try:
                 x, y, yaw = ros_io.goal_from_pose(msg, self.settings.values['global_frame'])
             except ValueError as exc:
@@ -240,10 +242,10 @@ class OrcaNavNode(Node):
                 continue
             self._odom_used[i] = count
             values = ros_io.odometry_to_tuple(self._odom_msg[i])
-            if not all(math.isfinite(v) for v in values):
+            if values is None:
                 self._odom_rejected += 1
                 self.get_logger().warning(
-                    f'{self.settings.names[i]}: odometry with NaN or inf rejected: {values}',
+                    f'{self.settings.names[i]}: odometry with NaN or inf rejected',
                     throttle_duration_sec=WARN_THROTTLE)
                 continue
             self._odom_xy[i] = values[0:2]
@@ -338,6 +340,7 @@ class OrcaNavNode(Node):
                                       stamp, self.settings.names[i] + '/base_link')
             pub.publish(msg)
         self.last_commands = cmd
+        self.commands_published += 1
 
     def _publish_status(self):
         pending = self._pending_states

@@ -32,14 +32,18 @@ def quaternion_from_yaw(yaw):
 
 def odometry_to_tuple(msg):
     """
-    ``nav_msgs/Odometry`` -> (x, y, yaw, v_forward, v_left, yaw_rate), floats.
+    ``nav_msgs/Odometry`` -> (x, y, yaw, v_forward, v_left, yaw_rate), floats, or None.
 
     Pose in the odometry frame (header.frame_id); twist in the body frame (child_frame_id), as
-    REP 105 and nav_msgs/Odometry specify. Values may be NaN or inf: the caller checks.
+    REP 105 and nav_msgs/Odometry specify. None when any of these values (or the quaternion) is
+    NaN or infinite.
     """
     p = msg.pose.pose.position
     q = msg.pose.pose.orientation
     t = msg.twist.twist
+    raw = (p.x, p.y, q.x, q.y, q.z, q.w, t.linear.x, t.linear.y, t.angular.z)
+    if not all(map(math.isfinite, raw)):
+        return None
     return (p.x, p.y, yaw_from_quaternion(q.x, q.y, q.z, q.w),
             t.linear.x, t.linear.y, t.angular.z)
 

@@ -170,12 +170,13 @@ def run_fleet(context, names, starts, goals, drives, radii, overrides, max_time,
             for i, pub in enumerate(world.odom_pubs):
                 pub.publish(world.odometry(i))
             spin_until(executor, lambda: all(a > b for a, b in zip(node._odom_count, counts)))
-            ticks, cmd_counts = node._ticks, world.cmd_count.copy()
+            ticks = node._ticks
             world.t += dt
             world.publish_clock()
             world.t -= dt
+            # Every command round the node has published, received (none still in flight).
             spin_until(executor, lambda: node._ticks > ticks
-                       and (world.cmd_count > cmd_counts).all())
+                       and (world.cmd_count == node.commands_published).all())
             world.integrate(dt)
             at_goal = np.linalg.norm(world.pose[:, :2] - np.asarray(goals), axis=1)
             if (at_goal <= goal_tolerance + 1e-6).all() and not world.cmd.any():

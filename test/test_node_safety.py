@@ -1,0 +1,303 @@
+"""
+Safety behaviour of the orca_nav node with real rclpy (domain 22, DDS on loopback).
+
+Stale and missing odometry, NaN odometry and goals, goals in the wrong frame, invalid
+parameters at declaration and on set. The test drives the node's simulated clock itself
+(use_sim_time), so ticks happen exactly when the test says.
+"""
+
+import math
+import os
+import time
+
+from geometry_msgs.msg import Twist
+from nav_msgs.msg import Odometry
+import numpy as np
+from orca_nav import ros_io
+from orca_nav.node import OrcaNavNode
+import pytest
+import rclpy
+from rclpy.context import Context
+from rclpy.exceptions import InvalidParameterValueException
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.parameter import Parameter
+from rosgraph_msgs.msg import Clock
+
+DOMAIN_ID = 22
+PERIOD = 0.1  # node period [s] (rate 10 Hz)
+
+
+@pytest.fixture(scope='module')
+def context():
+    """Return a private rclpy context on this module's domain, DDS on loopback only."""
+    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    ctx = Context()
+    rclpy.init(context=ctx, domain_id=DOMAIN_ID)
+    yield ctx
+    rclpy.try_shutdown(context=ctx)
+
+
+class Rig:
+    """The node under test plus a driver node that owns /clock, odometry, goals and cmd_vel."""
+
+    def __init__(self, context, robots, **overrides):
+        """Start the node with these robots and parameter overrides; wait for discovery."""
+        params = [Parameter('use_sim_time', value=True), Parameter('robots', value=robots),
+                  Parameter('rate', value=1.0 / PERIOD)]
+        params += [Parameter(k, value=v) for k, v in overrides.items()]
+        self.node = OrcaNavNode(context=context, parameter_overrides=params)
+        self.driver = rclpy.create_node('driver', context=context)
+        self.robots = list(robots)
+        self.t = 10.0
+        self.clock_pub = self.driver.create_publisher(Clock, '/clock', 10)
+        self.odom_pubs = {r: self.driver.create_publisher(Odometry, f'/{r}/odom', 10)
+                          for r in robots}
+        self.goal_pubs = {r: self.driver.create_publisher(
+            type(ros_io.make_goal(0, 0)), f'/{r}/goal_pose', 10) for r in robots}
+        self.cmd = dict.fromkeys(robots)
+        self.cmd_count = dict.fromkeys(robots, 0)
+        for r in robots:
+            self.driver.create_subscription(Twist, f'/{r}/cmd_vel', self._cmd_cb(r), 10)
+        self.executor = SingleThreadedExecutor(context=context)
+        self.executor.add_node(self.node)
+        self.executor.add_node(self.driver)
+        self.spin_until(lambda: all(p.get_subscription_count() > 0 for p in
+                                    list(self.odom_pubs.values())
+                                    + list(self.goal_pubs.values()) + [self.clock_pub])
+                        and all(p.get_subscription_count() > 0 for p in self.node._cmd_pubs))
+        self.publish_clock()
+        self.spin_until(lambda: self.node.get_clock().now().nanoseconds > 0)
+
+    def _cmd_cb(self, robot):
+        def cb(msg):
+            self.cmd[robot] = ros_io.command_values(msg)
+            self.cmd_count[robot] += 1
+        return cb
+
+    def spin_until(self, condition, timeout=5.0):
+        """Spin until condition() holds; fail on timeout."""
+        deadline = time.monotonic() + timeout
+        while not condition():
+            assert time.monotonic() < deadline, 'timed out waiting for ROS messages'
+            self.executor.spin_once(timeout_sec=0.01)
+
+    def publish_clock(self):
+        """Publish the rig's time on /clock."""
+        msg = Clock()
+        msg.clock.sec = int(self.t)
+        msg.clock.nanosec = int(round((self.t - int(self.t)) * 1e9))
+        self.clock_pub.publish(msg)
+
+    def odom(self, robot, x, y, yaw=0.0, vx=0.0):
+        """Publish one odometry message of robot and wait until the node has it."""
+        msg = Odometry()
+        msg.pose.pose.position.x, msg.pose.pose.position.y = float(x), float(y)
+        q = ros_io.quaternion_from_yaw(yaw) if math.isfinite(yaw) else (0.0, 0.0, yaw, 1.0)
+        (msg.pose.pose.orientation.x, msg.pose.pose.orientation.y,
+         msg.pose.pose.orientation.z, msg.pose.pose.orientation.w) = q
+        msg.twist.twist.linear.x = float(vx)
+        i = self.robots.index(robot)
+        count = self.node._odom_count[i]
+        self.odom_pubs[robot].publish(msg)
+        self.spin_until(lambda: self.node._odom_count[i] > count)
+
+    def goal(self, robot, x, y, frame_id='map'):
+        """Publish a goal and let the node process it."""
+        count = self.node._goals_received
+        self.goal_pubs[robot].publish(ros_io.make_goal(x, y, frame_id=frame_id))
+        self.spin_until(lambda: self.node._goals_received > count)
+
+    def tick(self):
+        """Advance the clock one period; wait for the tick and a command for every robot."""
+        ticks = self.node._ticks
+        self.t += PERIOD
+        self.publish_clock()
+        # Every command round the node has published, received (none still in flight).
+        self.spin_until(lambda: self.node._ticks > ticks and all(
+            self.cmd_count[r] == self.node.commands_published for r in self.robots))
+        return {r: self.cmd[r] for r in self.robots}
+
+    def close(self):
+        """Destroy both nodes and the executor."""
+        self.executor.shutdown()
+        self.node.destroy_node()
+        self.driver.destroy_node()
+
+
+@pytest.fixture
+def rig_factory(context):
+    """Build rigs and close them after the test."""
+    rigs = []
+
+    def make(robots, **overrides):
+        rig = Rig(context, robots, **overrides)
+        rigs.append(rig)
+        return rig
+    yield make
+    for rig in rigs:
+        rig.close()
+
+
+def speed(cmd):
+    """Return the linear speed of a (vx, vy, wz) command."""
+    return math.hypot(cmd[0], cmd[1])
+
+
+def test_no_odometry_gives_zero_and_stale_odometry_zero_within_two_ticks(rig_factory):
+    """A robot without odometry, or with odometry older than odom_timeout, gets zeros."""
+    rig = rig_factory(['r1', 'r2'], odom_timeout=0.3, stale_keepout_time=5.0)
+    rig.goal('r1', 5.0, 0.0)
+    rig.goal('r2', 5.0, 3.0)
+    rig.odom('r2', 0.0, 3.0)
+    cmds = rig.tick()
+    assert cmds['r1'] == (0.0, 0.0, 0.0), 'no odometry yet: must stand still'
+    assert speed(cmds['r2']) > 0.1
+    rig.odom('r1', 0.0, 0.0)
+    assert speed(rig.tick()['r1']) > 0.1
+    # r1's odometry stops at time t_last; r2's keeps coming.
+    t_last = rig.t
+    zero_at = None
+    for _ in range(10):
+        rig.odom('r2', 0.0, 3.0)
+        cmds = rig.tick()
+        if cmds['r1'] == (0.0, 0.0, 0.0) and zero_at is None:
+            zero_at = rig.t
+        if zero_at is not None:
+            assert cmds['r1'] == (0.0, 0.0, 0.0), 'stale robot must stay stopped'
+    assert zero_at is not None
+    # Stale once older than odom_timeout; zero at the latest two ticks after that.
+    assert zero_at - t_last <= 0.3 + 2 * PERIOD + 1e-6
+    assert speed(cmds['r2']) > 0.1, 'the other robot keeps going'
+
+
+def test_others_keep_avoiding_a_stale_robot_for_a_while(rig_factory):
+    """A stale robot's last position stays an obstacle for stale_keepout_time, then is dropped."""
+    rig = rig_factory(['r1', 'r2'], odom_timeout=0.2, stale_keepout_time=0.5,
+                      pass_on_right=0.0, time_horizon=3.0, max_speed=0.5)
+    rig.odom('r1', 1.0, 0.0)
+    rig.odom('r2', 0.0, 0.0)
+    rig.goal('r2', 4.0, 0.0)
+    rig.tick()
+    # r1 goes silent in r2's way. While it is stale but kept, r2 must not drive straight at
+    # full speed into it.
+    for _ in range(4):
+        rig.odom('r2', 0.0, 0.0)
+        cmds = rig.tick()
+    assert rig.node._states[0] == 'stale_odometry'
+    assert cmds['r2'][0] < 0.45 or abs(cmds['r2'][1]) > 0.05
+    # After odom_timeout + stale_keepout_time it is forgotten: straight to the goal.
+    for _ in range(6):
+        rig.odom('r2', 0.0, 0.0)
+        cmds = rig.tick()
+    assert cmds['r2'][0] == pytest.approx(0.5, abs=1e-6)
+    assert cmds['r2'][1] == pytest.approx(0.0, abs=1e-6)
+
+
+def test_nan_odometry_and_goals_are_rejected_without_a_crash(rig_factory):
+    """NaN/inf odometry and goals are counted, warned about and ignored; commands stay finite."""
+    rig = rig_factory(['r1', 'r2'])
+    rig.odom('r1', 0.0, 0.0)
+    rig.odom('r2', 2.0, 2.0)
+    rig.goal('r1', 3.0, 0.0)
+    rig.goal('r2', 2.0, 3.0)
+    rig.tick()
+    rig.odom('r1', float('nan'), 0.0)
+    rig.odom('r2', 2.0, 2.0, yaw=float('inf'))
+    cmds = rig.tick()
+    stats = rig.node.tick_stats()
+    assert stats['odom_rejected'] == 2
+    assert stats['tick_errors'] == 0
+    assert all(math.isfinite(v) for c in cmds.values() for v in c)
+    # The last valid pose is kept: r1 still drives toward its goal at (3, 0).
+    assert cmds['r1'][0] > 0.1
+    assert rig.node._odom_xy[0].tolist() == [0.0, 0.0]
+    goal_before = rig.node._goal.copy()
+    rig.goal('r1', float('inf'), 0.0)
+    assert rig.node.tick_stats()['goals_rejected'] == 1
+    np.testing.assert_array_equal(rig.node._goal, goal_before)
+    cmds = rig.tick()
+    assert all(math.isfinite(v) for c in cmds.values() for v in c)
+
+
+def test_goal_in_another_frame_is_rejected(rig_factory):
+    """A goal whose frame is not global_frame is refused; the robot keeps standing still."""
+    rig = rig_factory(['r1'], global_frame='world')
+    rig.odom('r1', 0.0, 0.0)
+    rig.goal('r1', 3.0, 0.0, frame_id='map')
+    assert rig.node.tick_stats()['goals_rejected'] == 1
+    assert not rig.node._has_goal[0]
+    assert rig.tick()['r1'] == (0.0, 0.0, 0.0)
+    rig.goal('r1', 3.0, 0.0, frame_id='world')
+    assert rig.node._has_goal[0]
+    assert rig.tick()['r1'][0] > 0.1
+
+
+def test_commands_are_within_limits(rig_factory):
+    """Holonomic speed <= max_speed; differential |v| <= max_speed, |w| <= max_angular_speed."""
+    rig = rig_factory(['h', 'd'], max_speed=0.4, max_angular_speed=0.7,
+                      lookahead_distance=0.05, **{'d.drive': 'differential',
+                                                  'h.max_speed': 0.3})
+    rig.goal('h', -5.0, 5.0)
+    rig.goal('d', 0.0, -10.0)   # behind and to the right: a large yaw rate is asked for
+    for _ in range(5):
+        rig.odom('h', 0.0, 0.0, yaw=1.0)
+        rig.odom('d', 3.0, 0.0, yaw=2.0, vx=0.4)
+        cmds = rig.tick()
+        assert speed(cmds['h']) <= 0.3 + 1e-9 and cmds['h'][2] == 0.0
+        assert abs(cmds['d'][0]) <= 0.4 + 1e-9 and abs(cmds['d'][2]) <= 0.7 + 1e-9
+        assert cmds['d'][1] == 0.0
+    assert speed(cmds['h']) == pytest.approx(0.3)
+    assert abs(cmds['d'][2]) == pytest.approx(0.7)
+
+
+@pytest.mark.parametrize('overrides, message', [
+    ({}, 'robots is empty'),
+    ({'robots': ['r1', 'r1']}, 'listed in robots twice'),
+    ({'robots': ['r1'], 'observed_robots': ['r1']}, 'both robots and observed_robots'),
+    ({'robots': ['1st']}, 'not a valid ROS name'),
+    ({'robots': ['r1'], 'drive': 'tank'}, 'drive must be one of'),
+    ({'robots': ['r1'], 'r1.drive': 'tank'}, 'r1.drive must be one of'),
+    ({'robots': ['r1'], 'odom_topic': '/odom'}, 'odom_topic must be a topic name'),
+    ({'robots': ['r1'], 'r1.odom_offset': [1.0, 2.0]}, 'r1.odom_offset must have 3'),
+])
+def test_invalid_parameters_are_refused_at_start(context, overrides, message):
+    """The node refuses to start with a reason naming the bad parameter."""
+    params = [Parameter(k, value=v) for k, v in overrides.items()]
+    with pytest.raises(ValueError, match=message):
+        OrcaNavNode(context=context, parameter_overrides=params)
+
+
+def test_out_of_range_parameter_is_refused_at_declaration(context):
+    """The descriptors' ranges are enforced by rclpy when the parameter is declared."""
+    params = [Parameter('robots', value=['r1']), Parameter('radius', value=-0.5)]
+    with pytest.raises(InvalidParameterValueException):
+        OrcaNavNode(context=context, parameter_overrides=params)
+
+
+def test_parameter_set_is_validated_and_all_or_nothing(context):
+    """ros2 param set: a bad value is refused with a reason; a bad batch changes nothing."""
+    node = OrcaNavNode(context=context, parameter_overrides=[
+        Parameter('robots', value=['r1', 'r2'])])
+    try:
+        result = node.set_parameters([Parameter('drive', value='tank')])[0]
+        assert not result.successful and 'drive must be one of' in result.reason
+        result = node.set_parameters([Parameter('radius', value=50.0)])[0]
+        assert not result.successful
+        result = node.set_parameters([Parameter('rate', value=20.0)])[0]
+        assert not result.successful and 'read-only' in result.reason
+        result = node.set_parameters_atomically([Parameter('max_speed', value=0.9),
+                                                 Parameter('r2.drive', value='hovercraft')])
+        assert not result.successful and 'r2.drive' in result.reason
+        assert node.get_parameter('max_speed').value == 0.5
+        assert node.settings.max_speed.tolist() == [0.5, 0.5]
+        result = node.set_parameters_atomically([Parameter('max_speed', value=0.9),
+                                                 Parameter('r2.drive', value='differential'),
+                                                 Parameter('r2.radius', value=0.4)])
+        assert result.successful, result.reason
+        assert node.settings.max_speed.tolist() == [0.9, 0.9]
+        assert node.settings.differential.tolist() == [False, True]
+        assert node.settings.radius.tolist() == [0.2, 0.4]
+        d = node.describe_parameter('radius')
+        assert d.description and d.floating_point_range[0].to_value == 10.0
+    finally:
+        node.destroy_node()
