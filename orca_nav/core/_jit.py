@@ -1,16 +1,14 @@
 """The JIT used by the hot loops: numba when importable, plain Python otherwise.
 
-numba turns the per-agent geometry and the incremental linear programs into machine code and runs
-agents in parallel (``prange``). Without numba the very same functions run as Python: correct, but
+numba turns the per-agent geometry and the incremental linear programs into machine code. Without numba the very same functions run as Python: correct, but
 about two orders of magnitude slower, which is fine for a handful of robots and nothing more.
 """
 
 try:  # pragma: no cover - exercised by whichever branch is installed
-    from numba import njit, prange
+    from numba import njit
     HAVE_NUMBA = True
 except ImportError:  # pragma: no cover
     HAVE_NUMBA = False
-    prange = range
 
     def njit(*args, **kwargs):
         """Stand-in for numba.njit that returns the Python function unchanged."""
@@ -21,4 +19,4 @@ except ImportError:  # pragma: no cover
             return func
         return wrap
 
-__all__ = ['HAVE_NUMBA', 'njit', 'prange']
+__all__ = ['HAVE_NUMBA', 'njit']

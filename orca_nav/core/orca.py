@@ -7,8 +7,10 @@ with ``det(d, p - v) <= 0``.
 Per agent the lines are built in RVO2's order (obstacle lines first, nearest obstacle first, then
 agent lines, nearest agent first) and solved by the incremental linear program 2; if the
 constraints conflict, linear program 3 keeps the obstacle lines hard and minimises the largest
-violation of the agent lines. The agents are independent given the current state, so they run in
-parallel (``prange``): the only loop over agents is compiled, never Python.
+violation of the agent lines. The agents are independent given the current state; the only loop
+over agents is compiled, never Python. It runs on one thread: numba's ``parallel=True`` was
+measured 2.8x SLOWER on these 2-core machines whenever anything else runs (a ROS executor,
+a simulator), as worker threads wait for a busy core; the kernel is ~1 ms for 1000 agents.
 
 Reference: J. van den Berg, S. J. Guy, M. Lin, D. Manocha, "Reciprocal n-body Collision
 Avoidance", ISRR 2011, and the RVO2 library (Agent.cpp), whose geometric cases are mirrored here.
@@ -18,13 +20,17 @@ import math
 
 import numpy as np
 
-from ._jit import njit, prange
+from ._jit import njit
 
 # Lines closer to parallel than this (|det| of unit directions) count as parallel; RVO2's value.
 EPSILON = 1e-5
 # In a conflict, aim this far to the right of the preferred velocity [rad]: a shared
 # keep-right convention turns a head-on jam into a roundabout.
 FALLBACK_TURN = 0.7
+# One-step lines look this many time steps ahead ...
+HARD_STEPS = 1.0
+# ... with radii this much larger: a thin margin keeps contacts from locking crowds solid.
+HARD_MARGIN = 0.02
 # Below this length a vector is treated as zero when it has to be normalised (avoids NaN).
 TINY = 1e-12
 
@@ -459,10 +465,11 @@ def agent_line(rel_x, rel_y, rvel_x, rvel_y, vel_x, vel_y, combined_radius, inv_
     return vel_x + 0.5 * u_x, vel_y + 0.5 * u_y, dx, dy
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def solve_all(positions, velocities, prefs, radius, max_speed, agent_nbrs, obst_offsets,
               obst_edges, ob_point, ob_next, ob_prev, ob_dir, ob_convex, time_step,
-              time_horizon, time_horizon_obst, active, hard_step_lines, out):
+              time_horizon, time_horizon_obst, active, hard_step_lines, stuck_in, fixed_vel,
+              stuck_out, out):
     """New velocities of all active agents into ``out`` (N, 2).
 
     agent_nbrs : (N, K) neighbour indices, nearest first, -1 padded.
@@ -473,7 +480,12 @@ def solve_all(positions, velocities, prefs, radius, max_speed, agent_nbrs, obst_
         enough to touch it within one step, the ORCA line for a horizon of ONE time step (half
         responsibility each: no contact before the next step). In a conflict the agent keeps
         to those lines and the obstacle lines, as close as it can to its preferred velocity
-        turned FALLBACK_TURN to the right; if even that set is empty, RVO2's program 3 runs.
+        turned FALLBACK_TURN to the right; if even that set is empty, RVO2's program 3 runs
+        and the agent is marked in ``stuck_out``.
+    stuck_in, fixed_vel : (N,) bool, (N, 2). A neighbour marked stuck (it could not take its
+        half of the one-step responsibility, e.g. pinned against a wall) is avoided with FULL
+        responsibility, as a moving obstacle with its already chosen velocity ``fixed_vel``.
+    Rows of ``out`` of inactive agents are left as they are.
     """
     n_agents = positions.shape[0]
     k_max = agent_nbrs.shape[1]
@@ -484,10 +496,8 @@ def solve_all(positions, velocities, prefs, radius, max_speed, agent_nbrs, obst_
     inv_th = 1.0 / time_horizon
     inv_th_obst = 1.0 / time_horizon_obst
     inv_dt = 1.0 / time_step
-    for i in prange(n_agents):
+    for i in range(n_agents):
         if not active[i]:
-            out[i, 0] = velocities[i, 0]
-            out[i, 1] = velocities[i, 1]
             continue
         lines = np.empty((n_rows, 4))
         proj = np.empty((n_rows, 4))
@@ -500,6 +510,7 @@ def solve_all(positions, velocities, prefs, radius, max_speed, agent_nbrs, obst_
                                 ob_point, ob_next, ob_prev, ob_dir, ob_convex)
         n = n_obst
         if hard_step_lines:
+            inv_hard = inv_dt / HARD_STEPS
             # One-step lines for the neighbours that could touch this agent before the next
             # step (the others' one-step lines lie beyond both speed circles).
             for k in range(k_max):
@@ -508,12 +519,21 @@ def solve_all(positions, velocities, prefs, radius, max_speed, agent_nbrs, obst_
                     break
                 rel_x = positions[j, 0] - px
                 rel_y = positions[j, 1] - py
-                reach = radius[i] + radius[j] + (max_speed[i] + max_speed[j]) * time_step
+                hard_r = (radius[i] + radius[j]) * (1.0 + HARD_MARGIN)
+                reach = hard_r + (max_speed[i] + max_speed[j]) * time_step * HARD_STEPS
                 if rel_x * rel_x + rel_y * rel_y >= reach * reach:
                     continue
-                lx, ly, ldx, ldy = agent_line(
-                    rel_x, rel_y, vx - velocities[j, 0], vy - velocities[j, 1], vx, vy,
-                    radius[i] + radius[j], inv_dt, inv_dt, 1.0 if i < j else -1.0)
+                if stuck_in[j]:
+                    # The neighbour cannot give way: avoid its chosen velocity all alone.
+                    lx, ly, ldx, ldy = agent_line(
+                        rel_x, rel_y, vx - fixed_vel[j, 0], vy - fixed_vel[j, 1], vx, vy,
+                        hard_r, inv_hard, inv_dt, 1.0 if i < j else -1.0)
+                    lx = 2.0 * lx - vx
+                    ly = 2.0 * ly - vy
+                else:
+                    lx, ly, ldx, ldy = agent_line(
+                        rel_x, rel_y, vx - velocities[j, 0], vy - velocities[j, 1], vx, vy,
+                        hard_r, inv_hard, inv_dt, 1.0 if i < j else -1.0)
                 lines[n, 0] = lx
                 lines[n, 1] = ly
                 lines[n, 2] = ldx
@@ -547,7 +567,13 @@ def solve_all(positions, velocities, prefs, radius, max_speed, agent_nbrs, obst_
                 if hard_fail == n_hard:
                     rx = hx
                     ry = hy
-                    done = True
+                else:
+                    # Not even the next step can be made contact-free: least violation of
+                    # the one-step lines, obstacle lines hard (program 3 on those lines).
+                    rx, ry = linear_program3(lines, n_hard, n_obst, hard_fail, max_speed[i],
+                                             hx, hy, proj)
+                    stuck_out[i] = True
+                done = True
             if not done:
                 # RVO2's fallback: obstacle lines hard, least violation of the agent lines.
                 rx, ry = linear_program3(lines, n, n_obst, fail, max_speed[i], rx, ry, proj)
@@ -587,3 +613,83 @@ def orca_lines_of(i, positions, velocities, radius, agent_nbrs, obst_edges, ob_p
         n += 1
     return lines[:n].copy(), n_obst
 
+
+
+# Braking margin: contact is pushed just past the end of the step.
+GUARD_SHRINK = 1.0 - 1e-9
+# Rounds of proportional braking before the agents still in conflict are stopped outright.
+GUARD_ROUNDS = 8
+
+
+@njit(cache=True)
+def _safe_fraction(dx, dy, wx, wy, combined_radius, time_step):
+    """Largest fraction f of both velocities keeping a pair out of contact for one time step.
+
+    d : other minus own position [m]; w : other minus own velocity [m/s].
+    """
+    approach = dx * wx + dy * wy
+    if approach >= 0.0:
+        # Not getting closer.
+        return 1.0
+    c = dx * dx + dy * dy - combined_radius * combined_radius
+    if c <= 0.0:
+        # Already overlapping and getting closer: must not approach at all.
+        return 0.0
+    a = wx * wx + wy * wy
+    disc = approach * approach - a * c
+    if disc <= 0.0:
+        # The relative path misses the other disc.
+        return 1.0
+    t_contact = (-approach - math.sqrt(disc)) / a
+    if t_contact >= time_step:
+        return 1.0
+    return max(0.0, t_contact / time_step * GUARD_SHRINK)
+
+
+@njit(cache=True)
+def brake_conflicts(positions, velocities, radius, agent_nbrs, time_step, active):
+    """Last resort: brake pairs whose chosen velocities still touch within one time step.
+
+    Only reached when even the one-step lines were infeasible for an agent. Both agents of such
+    a pair are slowed to the time of contact; after GUARD_ROUNDS rounds the agents still in
+    conflict are stopped, round after round, until none is (all stopped is safe for agents that
+    are apart). Inactive agents are not ours to brake. Modifies ``velocities``; returns the
+    number of agents braked.
+    """
+    n = positions.shape[0]
+    k_max = agent_nbrs.shape[1]
+    braked = np.zeros(n, np.bool_)
+    scale = np.ones(n)
+    # Each round past GUARD_ROUNDS stops at least one more agent, so this ends.
+    for rnd in range(GUARD_ROUNDS + n + 1):
+        scale[:] = 1.0
+        conflict = False
+        for i in range(n):
+            for k in range(k_max):
+                j = agent_nbrs[i, k]
+                if j < 0:
+                    break
+                if not (active[i] or active[j]):
+                    continue
+                f = _safe_fraction(positions[j, 0] - positions[i, 0],
+                                   positions[j, 1] - positions[i, 1],
+                                   velocities[j, 0] - velocities[i, 0],
+                                   velocities[j, 1] - velocities[i, 1],
+                                   radius[i] + radius[j], time_step)
+                if f < 1.0 and (velocities[i, 0] != 0.0 or velocities[i, 1] != 0.0
+                                or velocities[j, 0] != 0.0 or velocities[j, 1] != 0.0):
+                    if active[i]:
+                        scale[i] = min(scale[i], f)
+                        conflict = True
+                    if active[j]:
+                        scale[j] = min(scale[j], f)
+                        conflict = True
+        if not conflict:
+            break
+        for i in range(n):
+            if scale[i] < 1.0:
+                braked[i] = True
+                s = 0.0 if rnd >= GUARD_ROUNDS else scale[i]
+                velocities[i, 0] *= s
+                velocities[i, 1] *= s
+    return int(np.sum(braked))

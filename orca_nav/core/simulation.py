@@ -22,9 +22,9 @@ class Simulation:
     """Agents, obstacles and a clock; ``step`` moves every agent by its new ORCA velocity.
 
     radius, max_speed are the defaults for agents added later [m], [m/s].
-    collision_guard: brake pairs that ORCA's fallback (linear program 3) would let touch within
-    the step. RVO2 has no such guard and overlaps in its own Circle scene (0.50 m measured with
-    pyrvo); pass False for RVO2's exact behaviour.
+    collision_guard: keep agents out of contact even where ORCA's half-planes conflict (see
+    ``compute_velocities``). RVO2 has no such guard and overlaps in its own Circle scene
+    (0.50 m measured with pyrvo); pass False for RVO2's exact answers.
     """
 
     def __init__(self, time_step, neighbor_dist, max_neighbors, time_horizon,

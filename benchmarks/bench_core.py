@@ -1,0 +1,115 @@
+"""orca_nav's solver against RVO2 (C++, through pyrvo), side by side in one run.
+
+Run from the repository root: ``python -m benchmarks.bench_core [--steps 30] [--quick]``.
+
+Both simulators start from the same state and step the same scene; each row prints the median
+and 90th percentile milliseconds per step (RVO2: ``do_step`` only, preferred velocities set
+outside the clock; orca_nav: ``Simulation.step``, which includes building the k-d tree) and the
+ratio orca_nav / RVO2 (below 1: orca_nav is faster). orca_nav runs twice: exactly RVO2's
+algorithm (guard off) and with the collision guard the node uses (guard on).
+"""
+
+import argparse
+import os
+import time
+
+import numpy as np
+
+from orca_nav.core import Simulation, warmup
+from orca_nav.core.scenes import (blocks_scene, circle_scene, dense_crowd_scene,
+                                  preferred_velocities)
+from orca_nav.testing import rvo2
+
+
+def _clone(sim, guard):
+    twin = Simulation(sim.time_step, sim.neighbor_dist, sim.max_neighbors, sim.time_horizon,
+                      sim.time_horizon_obst, sim.default_radius, sim.default_max_speed,
+                      collision_guard=guard)
+    twin.positions = sim.positions.copy()
+    twin.velocities = sim.velocities.copy()
+    twin.pref_velocities = sim.pref_velocities.copy()
+    twin.radius = sim.radius.copy()
+    twin.max_speed = sim.max_speed.copy()
+    twin._polygons = list(sim._polygons)
+    twin._obstacles_dirty = True
+    return twin
+
+
+def _time_orca(scene, steps, guard):
+    sim = _clone(scene.sim, guard)
+    rng = np.random.default_rng(scene.seed)
+    times = []
+    for _ in range(steps):
+        sim.set_preferred_velocities(
+            preferred_velocities(sim.positions, scene.goals, rng, scene.perturbation))
+        start = time.perf_counter()
+        sim.step()
+        times.append(time.perf_counter() - start)
+    return np.array(times) * 1e3
+
+
+def _time_rvo2(scene, steps):
+    s = scene.sim
+    sim = rvo2.make_simulator(s.positions, s.velocities, s.radius, s.max_speed,
+                              time_step=s.time_step, neighbor_dist=s.neighbor_dist,
+                              max_neighbors=s.max_neighbors, time_horizon=s.time_horizon,
+                              time_horizon_obst=s.time_horizon_obst, polygons=scene.obstacles)
+    rng = np.random.default_rng(scene.seed)
+    times = []
+    for _ in range(steps):
+        pos = rvo2.positions_of(sim)
+        rvo2.set_preferred(sim, preferred_velocities(pos, scene.goals, rng, scene.perturbation))
+        start = time.perf_counter()
+        sim.do_step()
+        times.append(time.perf_counter() - start)
+    return np.array(times) * 1e3
+
+
+def _advance(scene, steps):
+    """Walk a scene forward (with orca_nav) so the timed steps see a crowded phase."""
+    rng = np.random.default_rng(scene.seed)
+    for _ in range(steps):
+        scene.sim.set_preferred_velocities(preferred_velocities(
+            scene.sim.positions, scene.goals, rng, scene.perturbation))
+        scene.sim.step()
+    return scene
+
+
+def scenes(quick=False):
+    """(label, scene factory) pairs; Circle keeps RVO2's 5 m spacing at every size."""
+    rows = [
+        ('circle 250 (start)', lambda: circle_scene(250)),
+        ('circle 250 (crossing)', lambda: _advance(circle_scene(250), 700)),
+        ('circle 1000 (start)', lambda: circle_scene(1000, circle_radius=800.0)),
+        ('dense crowd 1000', lambda: dense_crowd_scene(1000)),
+        ('blocks 100', lambda: blocks_scene()),
+    ]
+    if not quick:
+        rows.insert(3, ('circle 4000 (start)', lambda: circle_scene(4000, circle_radius=3200.0)))
+    return rows
+
+
+def main():
+    """Print the side-by-side table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--steps', type=int, default=30, help='timed steps per scene')
+    parser.add_argument('--quick', action='store_true', help='skip the 4000-agent scene')
+    args = parser.parse_args()
+    warmup()
+    print(f'cores: {os.cpu_count()}, timed steps per scene: {args.steps}')
+    header = (f'{"scene":24} {"RVO2 ms p50/p90":>17} {"orca_nav ms p50/p90":>20} {"ratio":>6}'
+              f' {"+guard ms p50/p90":>18} {"ratio":>6}')
+    print(header)
+    print('-' * len(header))
+    for label, make in scenes(args.quick):
+        ref = _time_rvo2(make(), args.steps)
+        ours = _time_orca(make(), args.steps, guard=False)
+        guarded = _time_orca(make(), args.steps, guard=True)
+        r50, o50, g50 = np.median(ref), np.median(ours), np.median(guarded)
+        print(f'{label:24} {r50:8.2f}/{np.percentile(ref, 90):<8.2f} '
+              f'{o50:10.2f}/{np.percentile(ours, 90):<9.2f} {o50 / r50:6.2f} '
+              f'{g50:9.2f}/{np.percentile(guarded, 90):<8.2f} {g50 / r50:6.2f}', flush=True)
+
+
+if __name__ == '__main__':
+    main()
