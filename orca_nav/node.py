@@ -409,30 +409,33 @@ class OrcaNavNode(Node):
         return True
 
 
-class _Terminate(KeyboardInterrupt):
-    """SIGTERM, raised as an interrupt so that the shutdown path is the one of Ctrl-C."""
-
-
-def _raise_interrupt(signum, frame):
-    raise _Terminate(signal.Signals(signum).name)
+# How often the spin loop of main() looks at the stop flag set by SIGINT / SIGTERM [s].
+STOP_POLL_PERIOD = 0.05
 
 
 def main(args=None):
     """Run the node until Ctrl-C or SIGTERM; every robot then gets a zero command."""
     # rclpy's own signal handlers shut the context down before our code runs, after which no
-    # zero command can be published: handle SIGINT and SIGTERM here instead.
+    # zero command can be published. Raising KeyboardInterrupt from a handler can surface in
+    # the middle of rclpy's C++ calls. So the handlers only set a flag that the loop checks.
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    previous = {sig: signal.signal(sig, _raise_interrupt) for sig in (signal.SIGINT,
-                                                                      signal.SIGTERM)}
+    stop = []
+
+    def request_stop(signum, frame):
+        stop.append(signum)
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT,
+                                                                   signal.SIGTERM)}
     node = None
     code = 0
     try:
         node = OrcaNavNode()
         executor = SingleThreadedExecutor()
         executor.add_node(node)
-        executor.spin()
-    except KeyboardInterrupt:
-        pass
+        while not stop and rclpy.ok():
+            executor.spin_once(timeout_sec=STOP_POLL_PERIOD)
+        if stop:
+            node.get_logger().info(f'{signal.Signals(stop[0]).name}: stopping every robot')
     except ExternalShutdownException:
         pass
     except Exception as exc:  # noqa: B902 -- report bad parameters as one readable line
