@@ -424,8 +424,8 @@ def main(args=None):
     def request_stop(signum, frame):
         stop.append(signum)
 
-    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT,
-                                                                   signal.SIGTERM)}
+    signals = (signal.SIGINT, signal.SIGTERM)
+    previous = {sig: signal.signal(sig, request_stop) for sig in signals}
     node = None
     code = 0
     try:

@@ -107,5 +107,5 @@ def test_bad_parameters_exit_with_a_reason():
         [sys.executable, '-m', 'orca_nav.node', '--ros-args', '-p', 'robots:=[r1]', '-p',
          'drive:=tank'], env=node_env(), capture_output=True, text=True, timeout=60.0)
     assert proc.returncode == 1
-    assert "drive must be one of 'holonomic', 'differential', got 'tank'" in (proc.stdout
-                                                                             + proc.stderr)
+    reason = "drive must be one of 'holonomic', 'differential', got 'tank'"
+    assert reason in proc.stdout + proc.stderr
