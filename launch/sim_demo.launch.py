@@ -16,7 +16,7 @@ from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
-from orca_nav.demo import GOAL_TOLERANCE, launch_plan
+from orca_nav.demo import GOAL_TOLERANCE, launch_plan, SAFETY_MARGIN
 
 
 def _nodes(context):
@@ -26,7 +26,8 @@ def _nodes(context):
     robots = int(arg('robots')) if arg('robots') else None
     ground_truth = os.path.join(tempfile.gettempdir(), 'orca_nav_sim_ground_truth.npz')
     plan = launch_plan(arg('scenario'), robots=robots, drive=arg('drive') or None,
-                       goal_tolerance=float(arg('goal_tolerance')), ground_truth=ground_truth)
+                       goal_tolerance=float(arg('goal_tolerance')),
+                       safety_margin=float(arg('safety_margin')), ground_truth=ground_truth)
     node_parameters = [plan['node']]
     if arg('params_file'):
         node_parameters.insert(0, arg('params_file'))
@@ -54,6 +55,9 @@ def generate_launch_description():
                                           'empty = as in the scenario file'),
         DeclareLaunchArgument('goal_tolerance', default_value=str(GOAL_TOLERANCE),
                               description='A robot this close to its goal has arrived [m]'),
+        DeclareLaunchArgument('safety_margin', default_value=str(SAFETY_MARGIN),
+                              description='The node plans with every robot radius grown by '
+                                          'this much [m] (latency, odometry lag)'),
         DeclareLaunchArgument('params_file', default_value='',
                               description='Extra parameter file for the orca_nav node '
                                           '(e.g. config/orca_nav.yaml); the robots come from '

@@ -45,6 +45,7 @@ SHUTDOWN_GRACE = 10.0    # [s] a process gets after SIGINT (and again after SIGT
 TICK_STATS_TOPIC = '/orca_nav/tick_stats'  # the node's ~/tick_stats (node name orca_nav)
 STATUS_TOPIC = 'orca_status'  # the node's per-robot status (orca_nav/params.py status_topic)
 GOAL_TOLERANCE = 0.1     # [m] the node stops a robot this close to its goal
+SAFETY_MARGIN = 0.05     # [m] added to the radii the node plans with (latency, odometry lag)
 ARRIVAL_SLACK = 0.05     # [m] the demo counts a robot within tolerance + slack as arrived
 
 
@@ -111,7 +112,10 @@ def compute_metrics(scenario, t, poses, t_goals, goal_tolerance=GOAL_TOLERANCE):
     for i, robot in enumerate(scenario.robots):
         if first[i] < 0 or robot.straight_line <= 0.0:
             continue
-        ratios.append(steps[:first[i], i].sum() / robot.straight_line)
+        # Path driven until arrival over the straight line from the start to that point.
+        straight = np.linalg.norm(xy[first[i], i] - xy[0, i])
+        if straight > 0.0:
+            ratios.append(steps[:first[i], i].sum() / straight)
     out['path_ratio_mean'] = float(np.mean(ratios)) if ratios else math.nan
     out['path_ratio_max'] = float(np.max(ratios)) if ratios else math.nan
     return out
@@ -280,14 +284,17 @@ def sim_params(scenario_path, scenario, args, trajectory_file):
             'scan_noise': float(args.scan_noise)}
 
 
-def node_params(scenario, goal_tolerance=GOAL_TOLERANCE):
+def node_params(scenario, goal_tolerance=GOAL_TOLERANCE, safety_margin=SAFETY_MARGIN):
     """
     Parameters of the orca_nav node for this run (names as in orca_nav/params.py).
 
     The fleet values are the first robot's; every robot also gets its own overrides, so mixed
-    fleets work. Obstacles are learned from the scans (scan_enabled), never from the scenario.
+    fleets work. The node plans with each radius grown by safety_margin [m] (odometry and
+    command latency); collisions are judged on the true radii. Obstacles are learned from the
+    scans (scan_enabled), never from the scenario.
     """
     lists = node_parameters(scenario)
+    lists['radius'] = [r + float(safety_margin) for r in lists['radius']]
     params = {'robots': lists['robots'], 'drive': lists['drive'][0],
               'radius': lists['radius'][0], 'max_speed': lists['max_speed'][0],
               'max_angular_speed': lists['max_angular_speed'][0],
@@ -299,7 +306,7 @@ def node_params(scenario, goal_tolerance=GOAL_TOLERANCE):
 
 
 def launch_plan(scenario_name, robots=None, drive=None, goal_tolerance=GOAL_TOLERANCE,
-                ground_truth=''):
+                safety_margin=SAFETY_MARGIN, ground_truth=''):
     """
     Everything sim_demo.launch.py starts, as plain data.
 
@@ -317,7 +324,8 @@ def launch_plan(scenario_name, robots=None, drive=None, goal_tolerance=GOAL_TOLE
         demo_args += ['--drive', drive]
     if ground_truth:
         demo_args += ['--ground-truth', str(ground_truth)]
-    return {'scenario': scenario, 'sim': sim, 'node': node_params(scenario, goal_tolerance),
+    return {'scenario': scenario, 'sim': sim,
+            'node': node_params(scenario, goal_tolerance, safety_margin),
             'demo_args': demo_args}
 
 
@@ -480,6 +488,9 @@ def parse_args(argv=None):
     parser.add_argument('--goal-tolerance', type=float, default=GOAL_TOLERANCE,
                         help='goal tolerance of the node [m]; the demo counts a robot within '
                              f'this + {ARRIVAL_SLACK} m of its goal as arrived')
+    parser.add_argument('--safety-margin', type=float, default=SAFETY_MARGIN,
+                        help='the node plans with every radius grown by this much [m]; '
+                             'collisions are judged on the true radii')
     parser.add_argument('--scan-noise', type=float, default=0.0,
                         help='standard deviation of the simulated laser noise [m]')
     parser.add_argument('--seed', type=int, default=0, help='seed of the simulated laser noise')
@@ -498,6 +509,8 @@ def parse_args(argv=None):
         parser.error(f'--domain-id must be in 0..232, got {args.domain_id}')
     if args.robots is not None and args.robots < 1:
         parser.error(f'--robots must be at least 1, got {args.robots}')
+    if not 0.0 <= args.safety_margin <= 1.0:
+        parser.error(f'--safety-margin must be in 0..1 m, got {args.safety_margin}')
     if args.timeout is not None and not args.timeout > 0:
         parser.error(f'--timeout must be positive, got {args.timeout}')
     return args
@@ -538,7 +551,8 @@ def run(args):
         sim_file = write_params(work / 'sim.yaml',
                                 sim_params(path, scenario, args, truth_path))
         node_file = write_params(work / 'orca_nav.yaml',
-                                 node_params(scenario, args.goal_tolerance))
+                                 node_params(scenario, args.goal_tolerance,
+                                             args.safety_margin))
         files = [truth_path, sim_file, node_file]
         print(f'orca_nav demo: scenario {scenario.name!r} ({scenario.description}) with '
               f'{len(scenario.robots)} {drive} robots; ROS_DOMAIN_ID={domain_id}, DDS on '
