@@ -14,7 +14,8 @@ simulator's ground truth and writes a PNG of the trajectories.
 
 Exit codes: 0 every robot arrived without a collision; 1 a collision happened (robot-robot or
 robot-obstacle); 2 no collision but not every robot arrived before the timeout; 3 the demo could
-not run (a process died, the node never came up, a bad option).
+not run (a process died, the node never came up, a bad option); 130 interrupted (Ctrl-C), after
+a clean shutdown and the report of the partial run.
 """
 
 import argparse
@@ -34,7 +35,7 @@ from orca_nav.scenarios import (available_scenarios, CONTACT_TOLERANCE, load_sce
                                 node_parameters, scenario_path, ScenarioError)
 import yaml
 
-EXIT_OK, EXIT_COLLISION, EXIT_TIMEOUT, EXIT_ERROR = 0, 1, 2, 3
+EXIT_OK, EXIT_COLLISION, EXIT_TIMEOUT, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 DEFAULT_SCENARIO = 'circle'
 DOMAIN_ID_RANGE = (100, 199)  # random private domain; the tests use 30..49, the lead 10..29
 STARTUP_TIMEOUT = 90.0   # [s] for both processes to come up (the first JIT compile is slow)
@@ -369,6 +370,7 @@ class Monitor:
                                           lambda msg, i=i: self._on_status(i, msg), latched)
         # The node's tick statistics (JSON, about once a second).
         self.tick_stats = None
+        self.tick_samples = []
         self.node.create_subscription(String, TICK_STATS_TOPIC, self._on_tick_stats,
                                       QoSProfile(depth=10))
 
@@ -376,10 +378,20 @@ class Monitor:
         try:
             self.tick_stats = dict(json.loads(msg.data))
         except (ValueError, TypeError):
-            pass
+            return
+        recent = self.tick_stats.get('recent_tick_ms')
+        if isinstance(recent, list):
+            self.tick_samples.extend(float(v) for v in recent if isinstance(v, (int, float)))
 
     def tick_percentiles(self):
-        """(p50, p99) of the node's tick duration [ms], or None before its first report."""
+        """
+        (p50, p99) of the node's tick duration [ms], or None before its first report.
+
+        Over every tick of the run when the node reports each tick's duration (recent_tick_ms),
+        else the node's own percentiles over its recent window.
+        """
+        if self.tick_samples:
+            return tuple(float(v) for v in np.percentile(self.tick_samples, [50, 99]))
         stats = self.tick_stats or {}
         p50, p99 = stats.get('tick_ms_p50'), stats.get('tick_ms_p99')
         return None if p50 is None or p99 is None else (float(p50), float(p99))
@@ -567,21 +579,28 @@ def run(args):
     arrival = args.goal_tolerance + ARRIVAL_SLACK
     monitor = Monitor(scenario, arrival)
     status, failure, t_goals = None, None, None
+    # Ctrl-C / SIGTERM end the run early but still shut down cleanly and report.
+    interrupted = []
+    previous = {sig: signal.signal(sig, lambda signum, frame: interrupted.append(signum))
+                for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        status, failure, t_goals = _drive_run(monitor, children, timeout, args.quiet)
-    except KeyboardInterrupt:
-        status, failure = EXIT_ERROR, 'interrupted'
+        status, failure, t_goals = _drive_run(monitor, children, timeout, args.quiet,
+                                              interrupted)
     finally:
         monitor.destroy()
         rclpy.try_shutdown()
         codes = {c.name: c.stop() for c in children}
-    if failure:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if interrupted:
+        print('orca_nav_demo: interrupted; the fleet was stopped', file=sys.stderr)
+    elif failure:
         print(f'orca_nav_demo: {failure}', file=sys.stderr)
         for c in children:
             print(f'  {c.name} (exit code {codes[c.name]}), last lines of {c.log_path}:\n'
                   f'{c.tail()}', file=sys.stderr)
     if t_goals is None:
-        return EXIT_ERROR
+        return status if status is not None else EXIT_ERROR
 
     wall, poses, source = load_ground_truth(truth_path, monitor)
     if poses is None:
@@ -610,13 +629,19 @@ def run(args):
     return status
 
 
-def _drive_run(monitor, children, timeout, quiet):
-    """Bring the fleet up, send goals and follow it; return (status, failure, t_goals)."""
+def _drive_run(monitor, children, timeout, quiet, interrupted):
+    """
+    Bring the fleet up, send goals and follow it; return (status, failure, t_goals).
+
+    interrupted : a list that becomes non-empty when the user asks to stop (Ctrl-C).
+    """
     import rclpy
 
     start = time.monotonic()
     while not (monitor.have_odom() and monitor.goals_matched()):
         rclpy.spin_once(monitor.node, timeout_sec=0.1)
+        if interrupted:
+            return EXIT_INTERRUPTED, None, None
         dead = [c.name for c in children if not c.alive()]
         if dead:
             return EXIT_ERROR, f'{", ".join(dead)} exited during start-up', None
@@ -635,6 +660,8 @@ def _drive_run(monitor, children, timeout, quiet):
             monitor.send_goals()
             next_goal = now + GOAL_RESEND_PERIOD
         rclpy.spin_once(monitor.node, timeout_sec=0.02)
+        if interrupted:
+            return EXIT_INTERRUPTED, None, t_goals
         arrived = int(monitor.at_goal().sum())
         if not quiet and now >= next_progress:
             tick = monitor.tick_percentiles()
