@@ -24,6 +24,30 @@ from ._jit import njit
 
 # Lines closer to parallel than this (|det| of unit directions) count as parallel; RVO2's value.
 EPSILON = 1e-5
+# Geometric cases of the obstacle half-planes (``obstacle_lines``), as in RVO2's Agent.cpp ...
+CASE_COVERED = 1  # already covered by earlier obstacle lines: no line
+CASE_COLLIDE_LEFT_VERTEX = 2
+CASE_COLLIDE_RIGHT_VERTEX = 3
+CASE_COLLIDE_SEGMENT = 4
+CASE_OBLIQUE_NONCONVEX = 5  # seen obliquely past a non-convex vertex: ignored
+CASE_LEFT_CUTOFF_CIRCLE = 6
+CASE_RIGHT_CUTOFF_CIRCLE = 7
+CASE_CUTOFF_LINE = 8
+CASE_LEFT_LEG = 9
+CASE_RIGHT_LEG = 10
+# ... with these bits added to the projection cases (6-10).
+FLAG_OBLIQUE_LEFT = 16  # both legs from the left vertex
+FLAG_OBLIQUE_RIGHT = 32  # both legs from the right vertex
+FLAG_NONCONVEX_LEFT = 64  # left leg extends the cut-off line
+FLAG_NONCONVEX_RIGHT = 128
+FLAG_LEFT_FOREIGN = 256  # left leg replaced by the neighbouring edge (no line if projected on)
+FLAG_RIGHT_FOREIGN = 512
+CASE_MASK = 15
+# Cases of the agent half-planes (``agent_line``).
+CASE_AGENT_CUTOFF = 1
+CASE_AGENT_LEFT_LEG = 2
+CASE_AGENT_RIGHT_LEG = 3
+CASE_AGENT_OVERLAP = 4  # already overlapping: cut-off circle of one time step
 # In a conflict, aim this far to the right of the preferred velocity [rad]: a shared
 # keep-right convention turns a head-on jam into a roundabout.
 FALLBACK_TURN = 0.7
@@ -202,11 +226,12 @@ def _unit_or(vx, vy, fallback_x, fallback_y):
 
 @njit(cache=True)
 def obstacle_lines(lines, pos_x, pos_y, vel_x, vel_y, radius, inv_th_obst, edges,
-                   ob_point, ob_next, ob_prev, ob_dir, ob_convex):
+                   ob_point, ob_next, ob_prev, ob_dir, ob_convex, cases):
     """Write the obstacle ORCA lines of one agent into ``lines``; return how many.
 
     ``edges`` are obstacle vertex indices (each the first vertex of an edge), nearest first.
-    Obstacles carry full responsibility: the agent alone avoids them.
+    Obstacles carry full responsibility: the agent alone avoids them. ``cases`` (one per edge)
+    receives the geometric case taken for each edge: a CASE_* code plus FLAG_* bits.
     """
     n = 0
     inv_r = radius * inv_th_obst
@@ -230,6 +255,7 @@ def obstacle_lines(lines, pos_x, pos_y, vel_x, vel_y, radius, inv_th_obst, edges
                 covered = True
                 break
         if covered:
+            cases[e] = CASE_COVERED
             continue
 
         # Not yet covered. Check for collisions.
@@ -244,6 +270,7 @@ def obstacle_lines(lines, pos_x, pos_y, vel_x, vel_y, radius, inv_th_obst, edges
 
         if s < 0.0 and dist_sq1 <= radius_sq:
             # Collision with left vertex. Ignore if non-convex.
+            cases[e] = CASE_COLLIDE_LEFT_VERTEX
             if ob_convex[o1]:
                 ux, uy = _unit_or(-rel1_y, rel1_x, 1.0, 0.0)
                 lines[n, 0] = 0.0
@@ -255,6 +282,7 @@ def obstacle_lines(lines, pos_x, pos_y, vel_x, vel_y, radius, inv_th_obst, edges
         elif s > 1.0 and dist_sq2 <= radius_sq:
             # Collision with right vertex. Ignore if non-convex or if the neighbouring edge
             # will take care of it.
+            cases[e] = CASE_COLLIDE_RIGHT_VERTEX
             if ob_convex[o2] and _det(rel2_x, rel2_y, ob_dir[o2, 0], ob_dir[o2, 1]) >= 0.0:
                 ux, uy = _unit_or(-rel2_y, rel2_x, 1.0, 0.0)
                 lines[n, 0] = 0.0
@@ -265,6 +293,7 @@ def obstacle_lines(lines, pos_x, pos_y, vel_x, vel_y, radius, inv_th_obst, edges
             continue
         elif s >= 0.0 and s < 1.0 and dist_sq_line <= radius_sq:
             # Collision with the obstacle segment.
+            cases[e] = CASE_COLLIDE_SEGMENT
             lines[n, 0] = 0.0
             lines[n, 1] = 0.0
             lines[n, 2] = -ob_dir[o1, 0]
@@ -274,16 +303,21 @@ def obstacle_lines(lines, pos_x, pos_y, vel_x, vel_y, radius, inv_th_obst, edges
 
         # No collision. Compute legs. When viewed obliquely both legs can come from a single
         # vertex. Legs extend the cut-off line at a non-convex vertex.
+        flags = 0
         if s < 0.0 and dist_sq_line <= radius_sq:
             # Obstacle viewed obliquely so that the left vertex defines the velocity obstacle.
             if not ob_convex[o1]:
+                cases[e] = CASE_OBLIQUE_NONCONVEX
                 continue
+            flags |= FLAG_OBLIQUE_LEFT
             o2 = o1
             left_x, left_y, right_x, right_y = _leg_directions(rel1_x, rel1_y, dist_sq1, radius)
         elif s > 1.0 and dist_sq_line <= radius_sq:
             # Obstacle viewed obliquely so that the right vertex defines the velocity obstacle.
             if not ob_convex[o2]:
+                cases[e] = CASE_OBLIQUE_NONCONVEX
                 continue
+            flags |= FLAG_OBLIQUE_RIGHT
             o1 = o2
             left_x, left_y, right_x, right_y = _leg_directions(rel2_x, rel2_y, dist_sq2, radius)
         else:
@@ -292,12 +326,14 @@ def obstacle_lines(lines, pos_x, pos_y, vel_x, vel_y, radius, inv_th_obst, edges
                 left_x, left_y, _, _ = _leg_directions(rel1_x, rel1_y, dist_sq1, radius)
             else:
                 # Left vertex non-convex: the left leg extends the cut-off line.
+                flags |= FLAG_NONCONVEX_LEFT
                 left_x = -ob_dir[o1, 0]
                 left_y = -ob_dir[o1, 1]
             if ob_convex[o2]:
                 _, _, right_x, right_y = _leg_directions(rel2_x, rel2_y, dist_sq2, radius)
             else:
                 # Right vertex non-convex: the right leg extends the cut-off line.
+                flags |= FLAG_NONCONVEX_RIGHT
                 right_x = ob_dir[o1, 0]
                 right_y = ob_dir[o1, 1]
 
@@ -312,11 +348,13 @@ def obstacle_lines(lines, pos_x, pos_y, vel_x, vel_y, radius, inv_th_obst, edges
             left_x = -ob_dir[left_neighbor, 0]
             left_y = -ob_dir[left_neighbor, 1]
             left_foreign = True
+            flags |= FLAG_LEFT_FOREIGN
         if ob_convex[o2] and _det(right_x, right_y, ob_dir[o2, 0], ob_dir[o2, 1]) <= 0.0:
             # Right leg points into the obstacle.
             right_x = ob_dir[o2, 0]
             right_y = ob_dir[o2, 1]
             right_foreign = True
+            flags |= FLAG_RIGHT_FOREIGN
 
         # Cut-off centres.
         lc_x = inv_th_obst * (ob_point[o1, 0] - pos_x)
@@ -337,6 +375,7 @@ def obstacle_lines(lines, pos_x, pos_y, vel_x, vel_y, radius, inv_th_obst, edges
 
         if (t < 0.0 and t_left < 0.0) or (same and t_left < 0.0 and t_right < 0.0):
             # Project on the left cut-off circle.
+            cases[e] = CASE_LEFT_CUTOFF_CIRCLE | flags
             ux, uy = _unit_or(vel_x - lc_x, vel_y - lc_y, -lc_x, -lc_y)
             lines[n, 0] = lc_x + inv_r * ux
             lines[n, 1] = lc_y + inv_r * uy
@@ -346,6 +385,7 @@ def obstacle_lines(lines, pos_x, pos_y, vel_x, vel_y, radius, inv_th_obst, edges
             continue
         elif t > 1.0 and t_right < 0.0:
             # Project on the right cut-off circle.
+            cases[e] = CASE_RIGHT_CUTOFF_CIRCLE | flags
             ux, uy = _unit_or(vel_x - rc_x, vel_y - rc_y, -rc_x, -rc_y)
             lines[n, 0] = rc_x + inv_r * ux
             lines[n, 1] = rc_y + inv_r * uy
@@ -376,6 +416,7 @@ def obstacle_lines(lines, pos_x, pos_y, vel_x, vel_y, radius, inv_th_obst, edges
 
         if dist_sq_cutoff <= dist_sq_left and dist_sq_cutoff <= dist_sq_right:
             # Project on the cut-off line.
+            cases[e] = CASE_CUTOFF_LINE | flags
             dx = -ob_dir[o1, 0]
             dy = -ob_dir[o1, 1]
             lines[n, 0] = lc_x + inv_r * -dy
@@ -385,7 +426,9 @@ def obstacle_lines(lines, pos_x, pos_y, vel_x, vel_y, radius, inv_th_obst, edges
             n += 1
         elif dist_sq_left <= dist_sq_right:
             # Project on the left leg.
+            cases[e] = CASE_LEFT_LEG | flags
             if left_foreign:
+                # A foreign leg adds no line: the neighbouring edge covers it.
                 continue
             lines[n, 0] = lc_x + inv_r * -left_y
             lines[n, 1] = lc_y + inv_r * left_x
@@ -394,6 +437,7 @@ def obstacle_lines(lines, pos_x, pos_y, vel_x, vel_y, radius, inv_th_obst, edges
             n += 1
         else:
             # Project on the right leg.
+            cases[e] = CASE_RIGHT_LEG | flags
             if right_foreign:
                 continue
             dx = -right_x
@@ -412,7 +456,8 @@ def agent_line(rel_x, rel_y, rvel_x, rvel_y, vel_x, vel_y, combined_radius, inv_
     """ORCA half-plane ``(px, py, dx, dy)`` induced on an agent by one neighbour.
 
     rel : neighbour position minus own position [m]; rvel : own velocity minus the neighbour's
-    [m/s]; vel : own velocity. Each agent takes half the responsibility. ``tie_sign`` (+1/-1)
+    [m/s]; vel : own velocity. Each agent takes half the responsibility. The fifth value is
+    the geometric case taken (CASE_AGENT_*). ``tie_sign`` (+1/-1)
     picks opposite escape directions for two agents at the very same place and velocity.
     """
     dist_sq = rel_x * rel_x + rel_y * rel_y
@@ -425,6 +470,7 @@ def agent_line(rel_x, rel_y, rvel_x, rvel_y, vel_x, vel_y, combined_radius, inv_
         dot1 = w_x * rel_x + w_y * rel_y
         if dot1 < 0.0 and dot1 * dot1 > combined_sq * w_len_sq:
             # Project on the cut-off circle.
+            case = CASE_AGENT_CUTOFF
             w_len = math.sqrt(w_len_sq)
             ux = w_x / w_len
             uy = w_y / w_len
@@ -437,10 +483,12 @@ def agent_line(rel_x, rel_y, rvel_x, rvel_y, vel_x, vel_y, combined_radius, inv_
             leg = math.sqrt(dist_sq - combined_sq)
             if _det(rel_x, rel_y, w_x, w_y) > 0.0:
                 # Project on the left leg.
+                case = CASE_AGENT_LEFT_LEG
                 dx = (rel_x * leg - rel_y * combined_radius) / dist_sq
                 dy = (rel_x * combined_radius + rel_y * leg) / dist_sq
             else:
                 # Project on the right leg.
+                case = CASE_AGENT_RIGHT_LEG
                 dx = -(rel_x * leg + rel_y * combined_radius) / dist_sq
                 dy = -(-rel_x * combined_radius + rel_y * leg) / dist_sq
             dot2 = rvel_x * dx + rvel_y * dy
@@ -448,6 +496,7 @@ def agent_line(rel_x, rel_y, rvel_x, rvel_y, vel_x, vel_y, combined_radius, inv_
             u_y = dot2 * dy - rvel_y
     else:
         # Already overlapping: project on the cut-off circle of one time step.
+        case = CASE_AGENT_OVERLAP
         w_x = rvel_x - inv_time_step * rel_x
         w_y = rvel_y - inv_time_step * rel_y
         w_len = math.sqrt(w_x * w_x + w_y * w_y)
@@ -462,7 +511,7 @@ def agent_line(rel_x, rel_y, rvel_x, rvel_y, vel_x, vel_y, combined_radius, inv_
         dy = -ux
         u_x = (combined_radius * inv_time_step - w_len) * ux
         u_y = (combined_radius * inv_time_step - w_len) * uy
-    return vel_x + 0.5 * u_x, vel_y + 0.5 * u_y, dx, dy
+    return vel_x + 0.5 * u_x, vel_y + 0.5 * u_y, dx, dy, case
 
 
 @njit(cache=True)
@@ -501,13 +550,14 @@ def solve_all(positions, velocities, prefs, radius, max_speed, agent_nbrs, obst_
             continue
         lines = np.empty((n_rows, 4))
         proj = np.empty((n_rows, 4))
+        cases = np.empty(max_obst, np.int64)
         px = positions[i, 0]
         py = positions[i, 1]
         vx = velocities[i, 0]
         vy = velocities[i, 1]
         n_obst = obstacle_lines(lines, px, py, vx, vy, radius[i], inv_th_obst,
                                 obst_edges[obst_offsets[i]:obst_offsets[i + 1]],
-                                ob_point, ob_next, ob_prev, ob_dir, ob_convex)
+                                ob_point, ob_next, ob_prev, ob_dir, ob_convex, cases)
         n = n_obst
         if hard_step_lines:
             inv_hard = inv_dt / HARD_STEPS
@@ -525,13 +575,13 @@ def solve_all(positions, velocities, prefs, radius, max_speed, agent_nbrs, obst_
                     continue
                 if stuck_in[j]:
                     # The neighbour cannot give way: avoid its chosen velocity all alone.
-                    lx, ly, ldx, ldy = agent_line(
+                    lx, ly, ldx, ldy, _ = agent_line(
                         rel_x, rel_y, vx - fixed_vel[j, 0], vy - fixed_vel[j, 1], vx, vy,
                         hard_r, inv_hard, inv_dt, 1.0 if i < j else -1.0)
                     lx = 2.0 * lx - vx
                     ly = 2.0 * ly - vy
                 else:
-                    lx, ly, ldx, ldy = agent_line(
+                    lx, ly, ldx, ldy, _ = agent_line(
                         rel_x, rel_y, vx - velocities[j, 0], vy - velocities[j, 1], vx, vy,
                         hard_r, inv_hard, inv_dt, 1.0 if i < j else -1.0)
                 lines[n, 0] = lx
@@ -544,7 +594,7 @@ def solve_all(positions, velocities, prefs, radius, max_speed, agent_nbrs, obst_
             j = agent_nbrs[i, k]
             if j < 0:
                 break
-            lx, ly, ldx, ldy = agent_line(
+            lx, ly, ldx, ldy, _ = agent_line(
                 positions[j, 0] - px, positions[j, 1] - py,
                 vx - velocities[j, 0], vy - velocities[j, 1], vx, vy,
                 radius[i] + radius[j], inv_th, inv_dt, 1.0 if i < j else -1.0)
@@ -582,36 +632,51 @@ def solve_all(positions, velocities, prefs, radius, max_speed, agent_nbrs, obst_
 
 
 @njit(cache=True)
-def orca_lines_of(i, positions, velocities, radius, agent_nbrs, obst_edges, ob_point, ob_next,
-                  ob_prev, ob_dir, ob_convex, time_step, time_horizon, time_horizon_obst):
-    """All ORCA lines of agent ``i`` (obstacle lines first) and the number of obstacle lines.
+def orca_lines_with_cases(i, positions, velocities, radius, agent_nbrs, obst_edges, ob_point,
+                          ob_next, ob_prev, ob_dir, ob_convex, time_step, time_horizon,
+                          time_horizon_obst):
+    """Agent ``i``'s ORCA lines (obstacle lines first), their count, and the cases taken.
 
-    For tests and visualisation; the solver builds the same lines inside ``solve_all``.
+    Returns lines (L, 4), n_obst, obstacle_cases (one per edge in ``obst_edges``) and
+    agent_cases (one per neighbour). For tests and visualisation; ``solve_all`` builds the same.
     """
     k_max = agent_nbrs.shape[1]
     lines = np.empty((obst_edges.shape[0] + k_max + 1, 4))
+    obstacle_cases = np.zeros(obst_edges.shape[0], np.int64)
+    agent_cases = np.zeros(k_max, np.int64)
     px = positions[i, 0]
     py = positions[i, 1]
     vx = velocities[i, 0]
     vy = velocities[i, 1]
     n_obst = obstacle_lines(lines, px, py, vx, vy, radius[i], 1.0 / time_horizon_obst,
-                            obst_edges, ob_point, ob_next, ob_prev, ob_dir, ob_convex)
+                            obst_edges, ob_point, ob_next, ob_prev, ob_dir, ob_convex,
+                            obstacle_cases)
     n = n_obst
     for k in range(k_max):
         j = agent_nbrs[i, k]
         if j < 0:
             break
-        tie = 1.0 if i < j else -1.0
-        lx, ly, ldx, ldy = agent_line(
+        lx, ly, ldx, ldy, case = agent_line(
             positions[j, 0] - px, positions[j, 1] - py, vx - velocities[j, 0],
             vy - velocities[j, 1], vx, vy, radius[i] + radius[j], 1.0 / time_horizon,
-            1.0 / time_step, tie)
+            1.0 / time_step, 1.0 if i < j else -1.0)
         lines[n, 0] = lx
         lines[n, 1] = ly
         lines[n, 2] = ldx
         lines[n, 3] = ldy
+        agent_cases[k] = case
         n += 1
-    return lines[:n].copy(), n_obst
+    return lines[:n].copy(), n_obst, obstacle_cases, agent_cases[:n - n_obst].copy()
+
+
+@njit(cache=True)
+def orca_lines_of(i, positions, velocities, radius, agent_nbrs, obst_edges, ob_point, ob_next,
+                  ob_prev, ob_dir, ob_convex, time_step, time_horizon, time_horizon_obst):
+    """All ORCA lines of agent ``i`` (obstacle lines first) and the number of obstacle lines."""
+    lines, n_obst, _, _ = orca_lines_with_cases(
+        i, positions, velocities, radius, agent_nbrs, obst_edges, ob_point, ob_next, ob_prev,
+        ob_dir, ob_convex, time_step, time_horizon, time_horizon_obst)
+    return lines, n_obst
 
 
 

@@ -44,6 +44,7 @@ class SceneResult:
     steps: int
     reached: bool
     min_clearance: float  # smallest (distance - sum of radii) over all pairs and steps [m]
+    min_obstacle_clearance: float  # smallest (distance to an obstacle - radius) [m]
     trajectory: np.ndarray = None  # (steps + 1, N, 2) when recorded
 
 
@@ -131,11 +132,24 @@ def min_clearance(positions, radius):
     return float(np.min(d - radius[pairs[:, 0]] - radius[pairs[:, 1]]))
 
 
+def obstacle_clearance(positions, radius, obstacles):
+    """Smallest distance from an agent's disc to an obstacle edge (inf without obstacles)."""
+    if obstacles.num_vertices == 0 or len(positions) == 0:
+        return np.inf
+    a = obstacles.point
+    ab = obstacles.point[obstacles.next] - a
+    ap = positions[:, None, :] - a[None]
+    t = np.clip(np.einsum('nek,ek->ne', ap, ab) / np.einsum('ek,ek->e', ab, ab), 0.0, 1.0)
+    d = np.linalg.norm(ap - t[..., None] * ab[None], axis=2)
+    return float(np.min(d.min(axis=1) - radius))
+
+
 def run_scene(scene, max_steps=20000, record=False):
     """Step until every agent is within ``done_distance`` of its goal (RVO2's criterion)."""
     sim = scene.sim
     rng = np.random.default_rng(scene.seed)
     clearance = min_clearance(sim.positions, sim.radius)
+    obstacle_gap = obstacle_clearance(sim.positions, sim.radius, sim.obstacles)
     frames = [sim.positions.copy()] if record else None
     steps = 0
     while steps < max_steps:
@@ -147,8 +161,10 @@ def run_scene(scene, max_steps=20000, record=False):
         sim.step()
         steps += 1
         clearance = min(clearance, min_clearance(sim.positions, sim.radius))
+        obstacle_gap = min(obstacle_gap,
+                           obstacle_clearance(sim.positions, sim.radius, sim.obstacles))
         if record:
             frames.append(sim.positions.copy())
     reached = bool(np.all(np.hypot(*(sim.positions - scene.goals).T) < scene.done_distance))
-    return SceneResult(steps, reached, clearance,
+    return SceneResult(steps, reached, clearance, obstacle_gap,
                        np.array(frames) if record else None)
