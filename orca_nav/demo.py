@@ -196,6 +196,13 @@ def plot_run(scenario, poses, metrics, out_path, title=''):
                     fontsize=9, arrowprops={'arrowstyle': '->', 'color': 'red', 'lw': 1.0},
                     bbox={'boxstyle': 'round', 'fc': 'white', 'ec': 'red', 'alpha': 0.85},
                     zorder=6)
+    from matplotlib.lines import Line2D
+    key = [Line2D([], [], ls='', marker='o', mfc='none', mec='0.3', ms=8, label='start'),
+           Line2D([], [], ls='', marker='x', mec='0.3', ms=7, mew=2, label='goal'),
+           Line2D([], [], ls='', marker='o', mfc='0.6', mec='none', ms=8, label='end')]
+    if closest:
+        key.append(Line2D([], [], color='red', marker='o', mfc='none', label='closest approach'))
+    ax.legend(handles=key, loc='upper right', fontsize=8, framealpha=0.85)
     # The arena and everything the robots did, with a margin.
     pad = max(0.5, 2.0 * float(scenario.radii.max()))
     lo, hi = np.nanmin(xy.reshape(-1, 2), axis=0) - pad, np.nanmax(xy.reshape(-1, 2), axis=0) + pad
