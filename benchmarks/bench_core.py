@@ -1,4 +1,5 @@
-"""orca_nav's solver against RVO2 (C++, through pyrvo), side by side in one run.
+"""
+orca_nav's solver against RVO2 (C++, through pyrvo), side by side in one run.
 
 Run from the repository root: ``python -m benchmarks.bench_core [--steps 30] [--quick]``.
 

@@ -1,4 +1,5 @@
-"""orca_nav's ORCA against RVO2 itself (the C++ library through pyrvo).
+"""
+orca_nav's ORCA against RVO2 itself (the C++ library through pyrvo).
 
 Each geometric case of the obstacle and agent half-planes is reached by sweeping agents around
 obstacles and neighbours, and every half-plane is compared with the one RVO2 builds. Whole
@@ -38,7 +39,7 @@ def rvo2_lines(sim, agent):
 
 
 def obstacles_as_rvo2_has_them(sim, polygons):
-    """The obstacle vertex graph RVO2 built (its k-d tree may split edges), as Obstacles."""
+    """Return the obstacle vertex graph RVO2 built (its tree may split edges) as Obstacles."""
     count = sim.get_num_obstacle_vertices()
     point = np.array([[sim.get_obstacle_vertex(v).x, sim.get_obstacle_vertex(v).y]
                       for v in range(count)])
@@ -53,8 +54,8 @@ def obstacles_as_rvo2_has_them(sim, polygons):
 def sweep_obstacle(polygons, rng, samples, th_obst):
     """Compare the obstacle lines of single agents placed around ``polygons`` with RVO2's."""
     cases, compared, mismatches, order_ties = [], 0, [], 0
-    params = dict(time_step=0.25, neighbor_dist=1.0, max_neighbors=0, time_horizon=5.0,
-                  time_horizon_obst=th_obst)
+    params = {'time_step': 0.25, 'neighbor_dist': 1.0, 'max_neighbors': 0,
+              'time_horizon': 5.0, 'time_horizon_obst': th_obst}
     for _ in range(samples):
         radius = rng.uniform(0.2, 0.8)
         pos = rng.uniform(-3.0, 7.0, 2)
@@ -119,8 +120,8 @@ def test_every_obstacle_case_is_reached_and_matches():
 def test_agent_lines_match_rvo2_in_every_case():
     """Agent half-planes (cut-off circle, legs, overlap) equal RVO2's for random pairs."""
     rng = np.random.default_rng(3)
-    params = dict(time_step=0.25, neighbor_dist=20.0, max_neighbors=1, time_horizon=3.0,
-                  time_horizon_obst=3.0)
+    params = {'time_step': 0.25, 'neighbor_dist': 20.0, 'max_neighbors': 1,
+              'time_horizon': 3.0, 'time_horizon_obst': 3.0}
     seen = []
     for _ in range(600):
         pos = rng.uniform(-3.0, 3.0, (2, 2))
@@ -187,8 +188,8 @@ def random_scene(seed, n=200, with_obstacles=True):
 @pytest.mark.parametrize('with_obstacles', [False, True])
 def test_one_step_agrees_with_rvo2_on_random_scenes(with_obstacles):
     """>= 99 % of agents get RVO2's new velocity within 1e-3 m/s (the issue's criterion)."""
-    params = dict(time_step=0.25, neighbor_dist=6.0, max_neighbors=10, time_horizon=4.0,
-                  time_horizon_obst=4.0)
+    params = {'time_step': 0.25, 'neighbor_dist': 6.0, 'max_neighbors': 10,
+              'time_horizon': 4.0, 'time_horizon_obst': 4.0}
     errors = []
     for seed in range(6):
         pos, vel, pref, radius, max_speed, polygons = random_scene(seed, 200, with_obstacles)

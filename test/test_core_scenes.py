@@ -30,7 +30,8 @@ def test_blocks_completes_without_overlap(seed):
 
 
 def test_small_symmetric_circle_deadlocks_like_rvo2():
-    """ORCA's known symmetric deadlock: RVO2 too stops 8 agents in a ring (checked with pyrvo).
+    """
+    Stop 8 agents in a ring: ORCA's known symmetric deadlock (RVO2 too, checked with pyrvo).
 
     The node breaks it by turning preferred velocities slightly right (``pass_on_right``).
     """

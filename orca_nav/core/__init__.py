@@ -1,4 +1,5 @@
-"""The ORCA algorithm (RVO2) without ROS: numpy, scipy and a numba JIT only.
+"""
+The ORCA algorithm (RVO2) without ROS: numpy, scipy and a numba JIT only.
 
 Public API::
 

@@ -1,6 +1,8 @@
-"""The JIT used by the hot loops: numba when importable, plain Python otherwise.
+"""
+The JIT used by the hot loops: numba when importable, plain Python otherwise.
 
-numba turns the per-agent geometry and the incremental linear programs into machine code. Without numba the very same functions run as Python: correct, but
+numba turns the per-agent geometry and the incremental linear programs into machine code.
+Without numba the very same functions run as Python: correct, but
 about two orders of magnitude slower, which is fine for a handful of robots and nothing more.
 """
 

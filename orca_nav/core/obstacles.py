@@ -1,4 +1,5 @@
-"""Static obstacles as RVO2 stores them, plus a spatial index to find nearby edges.
+"""
+Static obstacles as RVO2 stores them, plus a spatial index to find nearby edges.
 
 Every obstacle vertex starts one edge (to its ``next`` vertex). Polygons are listed
 counter-clockwise, so their outside is on the right of each edge, and an agent only sees an edge
@@ -38,7 +39,8 @@ def _as_vertices(polygon, index):
 
 
 class Obstacles:
-    """Obstacle vertices with RVO2's links (next, prev), edge directions and convexity.
+    """
+    Obstacle vertices with RVO2's links (next, prev), edge directions and convexity.
 
     Attributes (V vertices, each the start of one edge):
         point : (V, 2) vertex positions [m]
@@ -75,7 +77,8 @@ class Obstacles:
 
     @classmethod
     def build(cls, polygons=(), segments=None, segment_owner=None):
-        """Build from CCW polygons and free segments.
+        """
+        Build from CCW polygons and free segments.
 
         polygons : list of (K, 2) array_like, counter-clockwise, K >= 2
         segments : (M, 2, 2) array_like of free segments, each solid from both sides; segments
@@ -119,7 +122,7 @@ class Obstacles:
 
     @property
     def num_vertices(self):
-        """Number of vertices (= number of edges)."""
+        """Return the number of vertices (= number of edges)."""
         return self.point.shape[0]
 
     def _build_index(self):
@@ -141,14 +144,16 @@ class Obstacles:
         self._tree = cKDTree(samples)
 
     def neighbors(self, positions, ranges, agent_tree=None):
-        """Edges each agent must consider, nearest first, as RVO2 selects them.
+        """
+        Edges each agent must consider, nearest first, as RVO2 selects them.
 
         An edge is a neighbour of agent i when the agent is strictly on its right (outside) and
         the edge is closer than ``ranges[i]`` (RVO2: time_horizon_obst * max_speed + radius).
         Edges owned by another agent are skipped.
 
         positions : (N, 2) [m]; ranges : (N,) [m]; agent_tree : optional cKDTree of positions
-        Returns offsets (N + 1,) and edges (E,): agent i's edges are edges[offsets[i]:offsets[i+1]].
+        Returns offsets (N + 1,) and edges (E,); agent i's edges are
+        edges[offsets[i]:offsets[i + 1]].
         """
         n = positions.shape[0]
         if self._tree is None or n == 0:

@@ -1,4 +1,5 @@
-"""ORCA half-planes and the linear programs of RVO2, compiled per agent and run over all agents.
+"""
+ORCA half-planes and the linear programs of RVO2, compiled per agent and run over all agents.
 
 A half-plane ("ORCA line") is stored as one row ``[px, py, dx, dy]``: a point on the line and a
 unit direction. The permitted side is the LEFT of the directed line, as in RVO2, i.e. velocities v
@@ -66,7 +67,8 @@ def _det(ax, ay, bx, by):
 
 @njit(cache=True)
 def linear_program1(lines, line_no, radius, opt_x, opt_y, direction_opt):
-    """Optimise on line ``line_no`` subject to the lines before it and the speed circle.
+    """
+    Optimise on line ``line_no`` subject to the lines before it and the speed circle.
 
     Returns ``(ok, x, y)``; ``ok`` is False when the feasible interval on the line is empty.
     """
@@ -119,7 +121,8 @@ def linear_program1(lines, line_no, radius, opt_x, opt_y, direction_opt):
 
 @njit(cache=True)
 def linear_program2(lines, n_lines, radius, opt_x, opt_y, direction_opt):
-    """Closest point to ``opt`` (or furthest along it) inside all lines and the speed circle.
+    """
+    Closest point to ``opt`` (or furthest along it) inside all lines and the speed circle.
 
     Returns ``(fail, x, y)``: ``fail == n_lines`` on success, otherwise the index of the first line
     that could not be satisfied, with the result valid for the lines before it.
@@ -149,7 +152,8 @@ def linear_program2(lines, n_lines, radius, opt_x, opt_y, direction_opt):
 
 @njit(cache=True)
 def linear_program3(lines, n_lines, num_obst_lines, begin_line, radius, rx, ry, proj):
-    """Fallback when lines conflict: minimise the largest violation of the agent lines.
+    """
+    Fallback when lines conflict: minimise the largest violation of the agent lines.
 
     Obstacle lines (the first ``num_obst_lines``) stay hard constraints. ``proj`` is scratch
     space with at least ``n_lines`` rows. Returns the new ``(x, y)``.
@@ -207,7 +211,7 @@ def linear_program3(lines, n_lines, num_obst_lines, begin_line, radius, rx, ry, 
 
 @njit(cache=True)
 def _leg_directions(rel_x, rel_y, dist_sq, radius):
-    """Unit directions of the left and right tangents from the origin to a disc at ``rel``."""
+    """Return the unit directions of the left and right tangents to a disc at ``rel``."""
     leg = math.sqrt(max(dist_sq - radius * radius, 0.0))
     left_x = (rel_x * leg - rel_y * radius) / dist_sq
     left_y = (rel_x * radius + rel_y * leg) / dist_sq
@@ -227,7 +231,8 @@ def _unit_or(vx, vy, fallback_x, fallback_y):
 @njit(cache=True)
 def obstacle_lines(lines, pos_x, pos_y, vel_x, vel_y, radius, inv_th_obst, edges,
                    ob_point, ob_next, ob_prev, ob_dir, ob_convex, cases):
-    """Write the obstacle ORCA lines of one agent into ``lines``; return how many.
+    """
+    Write the obstacle ORCA lines of one agent into ``lines``; return how many.
 
     ``edges`` are obstacle vertex indices (each the first vertex of an edge), nearest first.
     Obstacles carry full responsibility: the agent alone avoids them. ``cases`` (one per edge)
@@ -453,7 +458,8 @@ def obstacle_lines(lines, pos_x, pos_y, vel_x, vel_y, radius, inv_th_obst, edges
 @njit(cache=True)
 def agent_line(rel_x, rel_y, rvel_x, rvel_y, vel_x, vel_y, combined_radius, inv_th,
                inv_time_step, tie_sign):
-    """ORCA half-plane ``(px, py, dx, dy)`` induced on an agent by one neighbour.
+    """
+    ORCA half-plane ``(px, py, dx, dy)`` induced on an agent by one neighbour.
 
     rel : neighbour position minus own position [m]; rvel : own velocity minus the neighbour's
     [m/s]; vel : own velocity. Each agent takes half the responsibility. The fifth value is
@@ -519,7 +525,8 @@ def solve_all(positions, velocities, prefs, radius, max_speed, agent_nbrs, obst_
               obst_edges, ob_point, ob_next, ob_prev, ob_dir, ob_convex, time_step,
               time_horizon, time_horizon_obst, active, hard_step_lines, stuck_in, fixed_vel,
               stuck_out, out):
-    """New velocities of all active agents into ``out`` (N, 2).
+    """
+    Write the new velocities of all active agents into ``out`` (N, 2).
 
     agent_nbrs : (N, K) neighbour indices, nearest first, -1 padded.
     obst_offsets : (N + 1,) CSR offsets into obst_edges (obstacle edge ids, nearest first).
@@ -635,7 +642,8 @@ def solve_all(positions, velocities, prefs, radius, max_speed, agent_nbrs, obst_
 def orca_lines_with_cases(i, positions, velocities, radius, agent_nbrs, obst_edges, ob_point,
                           ob_next, ob_prev, ob_dir, ob_convex, time_step, time_horizon,
                           time_horizon_obst):
-    """Agent ``i``'s ORCA lines (obstacle lines first), their count, and the cases taken.
+    """
+    Agent ``i``'s ORCA lines (obstacle lines first), their count, and the cases taken.
 
     Returns lines (L, 4), n_obst, obstacle_cases (one per edge in ``obst_edges``) and
     agent_cases (one per neighbour). For tests and visualisation; ``solve_all`` builds the same.
@@ -679,7 +687,6 @@ def orca_lines_of(i, positions, velocities, radius, agent_nbrs, obst_edges, ob_p
     return lines, n_obst
 
 
-
 # Braking margin: contact is pushed just past the end of the step.
 GUARD_SHRINK = 1.0 - 1e-9
 # Rounds of proportional braking before the agents still in conflict are stopped outright.
@@ -688,7 +695,8 @@ GUARD_ROUNDS = 8
 
 @njit(cache=True)
 def _safe_fraction(dx, dy, wx, wy, combined_radius, time_step):
-    """Largest fraction f of both velocities keeping a pair out of contact for one time step.
+    """
+    Largest fraction f of both velocities keeping a pair out of contact for one time step.
 
     d : other minus own position [m]; w : other minus own velocity [m/s].
     """
@@ -713,7 +721,8 @@ def _safe_fraction(dx, dy, wx, wy, combined_radius, time_step):
 
 @njit(cache=True)
 def brake_conflicts(positions, velocities, radius, agent_nbrs, time_step, active):
-    """Last resort: brake pairs whose chosen velocities still touch within one time step.
+    """
+    Last resort: brake pairs whose chosen velocities still touch within one time step.
 
     Only reached when even the one-step lines were infeasible for an agent. Both agents of such
     a pair are slowed to the time of contact; after GUARD_ROUNDS rounds the agents still in

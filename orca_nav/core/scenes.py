@@ -1,4 +1,5 @@
-"""RVO2's example scenes (Circle, Blocks) and a dense crowd, run to completion.
+"""
+RVO2's example scenes (Circle, Blocks) and a dense crowd, run to completion.
 
 Each scene has the same numbers as RVO2's ``examples/`` and is driven the same way: the preferred
 velocity points at the goal, normalised when longer than 1 m/s (agents slow down in the last
@@ -87,7 +88,8 @@ def blocks_scene(seed=0):
 
 
 def dense_crowd_scene(n=1000, spacing=None, seed=0):
-    """A square crowd so tight that every agent has its full ``max_neighbors`` neighbours.
+    """
+    Make a square crowd so tight that every agent has its full ``max_neighbors``.
 
     Agents of radius 0.5 stand on a jittered grid 1.5 m apart (about 78 agents within the 15 m
     neighbour distance) and head to the mirrored point, so they all cross the centre.

@@ -1,4 +1,5 @@
-"""A small ORCA simulator with RVO2's interface, on top of ``compute_velocities``.
+"""
+A small ORCA simulator with RVO2's interface, on top of ``compute_velocities``.
 
 Example (RVO2's Circle scene, shortened)::
 
@@ -19,7 +20,8 @@ from .solver import compute_velocities, validate_params
 
 
 class Simulation:
-    """Agents, obstacles and a clock; ``step`` moves every agent by its new ORCA velocity.
+    """
+    Agents, obstacles and a clock; ``step`` moves every agent by its new ORCA velocity.
 
     radius, max_speed are the defaults for agents added later [m], [m/s].
     collision_guard: keep agents out of contact even where ORCA's half-planes conflict (see
@@ -59,12 +61,12 @@ class Simulation:
 
     @property
     def num_agents(self):
-        """Number of agents."""
+        """Return the number of agents."""
         return self.positions.shape[0]
 
     @property
     def obstacles(self):
-        """The processed obstacle set (built on first use after ``add_obstacle``)."""
+        """Return the processed obstacle set (built on first use after ``add_obstacle``)."""
         if self._obstacles_dirty:
             self._obstacles = Obstacles.build(self._polygons)
             self._obstacles_dirty = False
@@ -89,7 +91,8 @@ class Simulation:
         return self.num_agents - 1
 
     def add_obstacle(self, vertices):
-        """Add a polygon (counter-clockwise vertices); two vertices make one segment.
+        """
+        Add a polygon (counter-clockwise vertices); two vertices make one segment.
 
         Returns the index of the obstacle's first vertex, as RVO2 does.
         """

@@ -1,4 +1,5 @@
-"""One ORCA step for a whole fleet: arrays in, new velocities out.
+"""
+One ORCA step for a whole fleet: arrays in, new velocities out.
 
 This is the function the ROS node calls every tick and the one ``Simulation.step`` wraps::
 
@@ -25,7 +26,8 @@ def _check_positive(name, value):
 
 
 def validate_params(time_step, neighbor_dist, max_neighbors, time_horizon, time_horizon_obst):
-    """Check the shared ORCA parameters; raise ValueError naming the bad one.
+    """
+    Check the shared ORCA parameters; raise ValueError naming the bad one.
 
     Returns them as (float, float, int, float, float).
     """
@@ -51,7 +53,8 @@ def _check_array(name, value, shape):
 
 
 def agent_neighbors(positions, neighbor_dist, max_neighbors, tree=None):
-    """For each agent the other agents within ``neighbor_dist``, nearest first.
+    """
+    For each agent the other agents within ``neighbor_dist``, nearest first.
 
     positions : (N, 2) [m]
     Returns (N, max_neighbors) int64 indices, padded with -1 where there are fewer neighbours.
@@ -84,7 +87,8 @@ def _drop_self(idx, max_neighbors):
 def compute_velocities(positions, velocities, pref_velocities, radius, max_speed, *,
                        time_step, neighbor_dist, max_neighbors, time_horizon,
                        time_horizon_obst, obstacles=None, active=None, collision_guard=False):
-    """ORCA velocities for every agent at once (RVO2's ``computeNewVelocity`` for all agents).
+    """
+    ORCA velocities for every agent at once (RVO2's ``computeNewVelocity`` for all agents).
 
     positions, velocities, pref_velocities : (N, 2) [m], [m/s], [m/s]
     radius, max_speed : (N,) or scalar [m], [m/s]; radius > 0, max_speed >= 0

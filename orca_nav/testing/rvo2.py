@@ -1,4 +1,5 @@
-"""RVO2 itself (the C++ library through ``pyrvo``) on the same arrays as orca_nav.core.
+"""
+RVO2 itself (the C++ library through ``pyrvo``) on the same arrays as orca_nav.core.
 
 ``pyrvo`` is a test and benchmark dependency only; it is imported when these functions run.
 """
@@ -16,7 +17,7 @@ def _pyrvo():
 
 def make_simulator(positions, velocities, radius, max_speed, *, time_step, neighbor_dist,
                    max_neighbors, time_horizon, time_horizon_obst, polygons=()):
-    """An RVO2 simulator holding these agents (per-agent radius and speed) and polygons."""
+    """Build an RVO2 simulator holding these agents (per-agent radius, speed) and polygons."""
     pyrvo = _pyrvo()
     sim = pyrvo.RVOSimulator()
     sim.set_time_step(float(time_step))
