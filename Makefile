@@ -36,7 +36,7 @@ demo: venv
 # The test command: build and test the ament package the way ROS users do.
 test: venv-test
 	rm -rf build install log
-	$(VENV)/bin/colcon build --event-handlers console_cohesion+
+	$(VENV)/bin/colcon build --event-handlers console_direct+
 	$(VENV)/bin/colcon test --event-handlers console_direct+ --return-code-on-test-failure \
 		--pytest-args -p no:cacheprovider
 	$(VENV)/bin/colcon test-result --verbose
