@@ -179,5 +179,8 @@ def test_the_default_demo_command_runs_end_to_end(tmp_path):
     report = result.stdout + result.stderr
     assert result.returncode in (EXIT_OK, EXIT_COLLISION), report
     assert 'min separation' in result.stdout and 'node tick p50 / p99' in result.stdout, report
+    # The simulator saved its ground truth on SIGINT and the metrics come from it.
+    assert 'metrics (from the simulator ground truth)' in result.stdout, report
+    assert 'n/a (the node published no tick statistics)' not in result.stdout, report
     assert out.read_bytes()[:4] == b'\x89PNG'
     assert result.returncode == EXIT_OK, report

@@ -7,6 +7,7 @@ import time
 from geometry_msgs.msg import Twist, TwistStamped
 from nav_msgs.msg import Odometry
 import numpy as np
+from orca_nav.scenarios import ScenarioError
 from orca_nav.sim_node import clamp_command, integrate, SimNode
 import pytest
 import rclpy
@@ -242,3 +243,15 @@ def test_ground_truth_file_records_every_step(harness, tmp_path):
     assert np.linalg.norm(data['poses'][-1, 0, :2]) > 0.3
     qos = h.probe.get_publishers_info_by_topic('/a/scan')[0].qos_profile
     assert qos.reliability == ReliabilityPolicy.BEST_EFFORT
+
+
+def test_a_bad_scenario_is_refused_with_the_reason(tmp_path):
+    path = tmp_path / 'bad.yaml'
+    path.write_text('robots:\n  - {start: [0, 0], goal: [1, 0], max_sped: 1.0}\n')
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=DOMAIN_ID)
+    try:
+        with pytest.raises(ScenarioError, match="did you mean 'max_speed'"):
+            SimNode(context=context, parameter_overrides=[Parameter('scenario', value=str(path))])
+    finally:
+        rclpy.try_shutdown(context=context)
