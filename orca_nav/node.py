@@ -28,7 +28,8 @@ from rcl_interfaces.msg import SetParametersResult
 import rclpy
 from rclpy.duration import Duration
 from rclpy.exceptions import ParameterUninitializedException
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
@@ -112,14 +113,18 @@ class OrcaNavNode(Node):
         self._missed = 0
         self._tick_errors = 0
         self._last_tick_ns = None
+        self._recent_ms = []          # tick durations since the last ~/tick_stats message
+        self._recent_delay_ns = 0     # largest odometry delay (receive - stamp) since then
 
         stamped = values['cmd_vel_stamped']
         self._cmd_msgs = [ros_io.new_command(stamped) for _ in range(c)]
         self._cmd_pubs = []
         self._status_pubs = []
         for i, robot in enumerate(s.names):
+            # raw=True: the callback stores the serialized message; the timer reads the few
+            # numbers it needs (see ros_io.odometry_from_cdr). This is the hot path.
             self.create_subscription(Odometry, self._topic(robot, 'odom_topic'),
-                                     self._odom_callback(i), ODOM_QOS)
+                                     self._odom_callback(i), ODOM_QOS, raw=True)
             if i >= c:
                 continue
             self.create_subscription(PoseStamped, self._topic(robot, 'goal_topic'),
@@ -185,8 +190,8 @@ class OrcaNavNode(Node):
         msgs, counts, rx_ns = self._odom_msg, self._odom_count, self._odom_rx_ns
         clock = self.get_clock()
 
-        def callback(msg):
-            msgs[i] = msg
+        def callback(raw):
+            msgs[i] = raw
             counts[i] += 1
             rx_ns[i] = clock.now().nanoseconds
         return callback
@@ -227,12 +232,18 @@ class OrcaNavNode(Node):
             self.get_logger().error(f'tick failed ({exc!r}); publishing zero commands',
                                     throttle_duration_sec=WARN_THROTTLE)
             self.stop_all(wait=False)
-        self._durations[self._ticks % STATS_WINDOW] = time.perf_counter() - start
+        self._publish_status()
+        duration = time.perf_counter() - start
+        self._durations[self._ticks % STATS_WINDOW] = duration
+        self._recent_ms.append(round(duration * 1e3, 3))
         self._ticks += 1
         if self._ticks % max(1, int(round(1.0 / self.period))) == 0:
-            self._stats_pub.publish(String(data=json.dumps(self.tick_stats())))
-        if self._states:
-            self._publish_status()
+            stats = self.tick_stats()
+            stats['recent_tick_ms'] = self._recent_ms
+            stats['recent_odom_delay_ms'] = round(self._recent_delay_ns * 1e-6, 3)
+            self._recent_ms = []
+            self._recent_delay_ns = 0
+            self._stats_pub.publish(String(data=json.dumps(stats)))
 
     def _ingest_odometry(self):
         """Convert the odometry received since the last tick; reject NaN/inf messages."""
@@ -241,7 +252,12 @@ class OrcaNavNode(Node):
             if count == self._odom_used[i]:
                 continue
             self._odom_used[i] = count
-            values = ros_io.odometry_to_tuple(self._odom_msg[i])
+            try:
+                values = ros_io.odometry_from_cdr(self._odom_msg[i])
+            except ValueError as exc:
+                values = None
+                self.get_logger().warning(f'{self.settings.names[i]}: {exc}',
+                                          throttle_duration_sec=WARN_THROTTLE)
             if values is None:
                 self._odom_rejected += 1
                 self.get_logger().warning(
@@ -253,6 +269,9 @@ class OrcaNavNode(Node):
             self._twist[i] = values[3:6]
             self._has_pose[i] = True
             self._valid_ns[i] = self._odom_rx_ns[i]
+            delay = self._odom_rx_ns[i] - values[6]
+            if delay > self._recent_delay_ns:
+                self._recent_delay_ns = delay
 
     def _step(self, now_ns):
         s = self.settings
@@ -409,6 +428,21 @@ class OrcaNavNode(Node):
         return True
 
 
+def make_executor(kind, logger=None, context=None):
+    """Return an rclpy executor: 'single', 'multi' or 'events' (see the executor parameter)."""
+    if kind == 'events':
+        try:
+            from rclpy.experimental import EventsExecutor
+            return EventsExecutor(context=context)
+        except ImportError:
+            if logger is not None:
+                logger.warning('EventsExecutor is not available here: using the '
+                               'SingleThreadedExecutor')
+    if kind == 'multi':
+        return MultiThreadedExecutor(context=context)
+    return SingleThreadedExecutor(context=context)
+
+
 # How often the spin loop of main() looks at the stop flag set by SIGINT / SIGTERM [s].
 STOP_POLL_PERIOD = 0.05
 
@@ -430,7 +464,7 @@ def main(args=None):
     code = 0
     try:
         node = OrcaNavNode()
-        executor = SingleThreadedExecutor()
+        executor = make_executor(node.settings.values['executor'], node.get_logger())
         executor.add_node(node)
         while not stop and rclpy.ok():
             executor.spin_once(timeout_sec=STOP_POLL_PERIOD)

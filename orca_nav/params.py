@@ -87,6 +87,11 @@ FLEET_PARAMS = (
        read_only=True),
     _p('rate', 10.0, 'double', 'Control rate: one ORCA step for the whole fleet per period [Hz]',
        range=(0.5, 200.0), read_only=True),
+    _p('executor', 'events', 'string',
+       'Executor of orca_nav_node: single (rclpy SingleThreadedExecutor), multi '
+       '(MultiThreadedExecutor) or events (rclpy.experimental.EventsExecutor, Jazzy and newer; '
+       'falls back to single where missing)', choices=('single', 'multi', 'events'),
+       read_only=True),
     _p('global_frame', 'map', 'string',
        'Frame of goals and of the ORCA computation; goals in another frame are rejected'),
     # Robot model (fleet defaults; per-robot overrides below).

@@ -16,11 +16,10 @@ from geometry_msgs.msg import Twist
 from nav_msgs.msg import Odometry
 import numpy as np
 from orca_nav import ros_io
-from orca_nav.node import OrcaNavNode
+from orca_nav.node import make_executor, OrcaNavNode
 import pytest
 import rclpy
 from rclpy.context import Context
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile
 from rosgraph_msgs.msg import Clock
@@ -149,7 +148,8 @@ def run_fleet(context, names, starts, goals, drives, radii, overrides, max_time,
     params += [Parameter(k, value=v) for k, v in overrides.items()]
     world = World(context, names, starts, drives, radii, offsets)
     node = OrcaNavNode(context=context, parameter_overrides=params)
-    executor = SingleThreadedExecutor(context=context)
+    # The executor orca_nav_node uses by default (EventsExecutor where rclpy has it).
+    executor = make_executor(node.settings.values['executor'], context=context)
     executor.add_node(node)
     executor.add_node(world.node)
     try:

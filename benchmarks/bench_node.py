@@ -1,0 +1,226 @@
+"""
+Benchmark: the orca_nav node under odometry load from a separate process.
+
+Run from the repository root::
+
+    python -m benchmarks.bench_node [--fleets 10 50 100 200] [--measure 15]
+
+For each fleet size N: the node runs as ``python -m orca_nav.node`` (rate 10 Hz, default
+parameters otherwise) in one process; a load process publishes nav_msgs/Odometry for N robots
+at 20 Hz each (robots on a 1.5 m grid, so each has neighbours within neighbor_dist) and gives
+every robot a far goal so that all of them are solved every tick. This process reads the node's
+``~/tick_stats`` (std_msgs/String, JSON, once per second) and prints, over the measurement
+window: tick duration p50 / p99 / max (timer callback start to its end, after the last
+cmd_vel), missed periods, odometry published vs processed and the largest odometry delay
+(receive time minus header stamp). Acceptance (issue 3): no missed periods, tick p99 < 25 ms,
+no backlog (every odometry message processed, delay well under one period).
+
+Everything runs on ROS domain 24 with DDS kept on this machine.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+from nav_msgs.msg import Odometry
+
+DOMAIN_ID = 24
+NODE_RATE = 10.0      # [Hz]
+ODOM_RATE = 20.0      # [Hz] per robot
+GRID_SPACING = 1.5    # [m] between robots of the load
+ACCEPT_P99_MS = 25.0
+STATS_TOPIC = '/orca_nav/tick_stats'
+
+
+def robot_names(n):
+    """Return the names of an n-robot fleet: r000, r001, ..."""
+    return [f'r{i:03d}' for i in range(n)]
+
+
+def env():
+    """Return the environment of the benchmark processes (domain, loopback, package path)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = dict(os.environ, ROS_DOMAIN_ID=str(DOMAIN_ID),
+               ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST', PYTHONUNBUFFERED='1')
+    out['PYTHONPATH'] = os.pathsep.join([root] + [p for p in [out.get('PYTHONPATH')] if p])
+    return out
+
+
+def run_load(n, duration):
+    """Load process: publish odometry of n robots at ODOM_RATE for duration [s]; print counts."""
+    import rclpy
+    from orca_nav import ros_io
+
+    rclpy.init()
+    node = rclpy.create_node('odom_load')
+    names = robot_names(n)
+    side = max(1, int(round(n ** 0.5)))
+    pubs = [node.create_publisher(Odometry, f'/{r}/odom', 10) for r in names]
+    goal_pubs = [node.create_publisher(type(ros_io.make_goal(0, 0)), f'/{r}/goal_pose', 10)
+                 for r in names]
+    msgs = []
+    for i, r in enumerate(names):
+        m = Odometry()
+        m.header.frame_id = 'map'
+        m.child_frame_id = f'{r}/base_link'
+        m.pose.pose.position.x = GRID_SPACING * (i % side)
+        m.pose.pose.position.y = GRID_SPACING * (i // side)
+        m.pose.pose.orientation.w = 1.0
+        msgs.append(m)
+    deadline = time.monotonic() + 30.0
+    while time.monotonic() < deadline and not all(p.get_subscription_count() > 0
+                                                  for p in pubs + goal_pubs):
+        time.sleep(0.05)
+    for _ in range(3):
+        for i, pub in enumerate(goal_pubs):
+            pub.publish(ros_io.make_goal(msgs[i].pose.pose.position.x + 1000.0,
+                                         msgs[i].pose.pose.position.y))
+        time.sleep(0.1)
+    clock = node.get_clock()
+    period = 1.0 / ODOM_RATE
+    # Robots are not synchronised: spread each round over the period in 5 bursts.
+    bursts = 5
+    chunk = (n + bursts - 1) // bursts
+    published = 0
+    start = time.monotonic()
+    late = 0
+    k = 0
+    while time.monotonic() - start < duration:
+        for b in range(bursts):
+            target = start + k * period + b * period / bursts
+            wait = target - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+            elif wait < -period:
+                late += 1
+            stamp = clock.now().to_msg()
+            for i in range(b * chunk, min(n, (b + 1) * chunk)):
+                msgs[i].header.stamp = stamp
+                pubs[i].publish(msgs[i])
+                published += 1
+        k += 1
+    elapsed = time.monotonic() - start
+    print(json.dumps({'published': published, 'elapsed': elapsed,
+                      'rate_per_robot': published / n / elapsed, 'late_bursts': late}))
+    node.destroy_node()
+    rclpy.try_shutdown()
+
+
+def percentile(values, q):
+    """Return the q-th percentile of a list (nearest rank), or nan."""
+    if not values:
+        return float('nan')
+    s = sorted(values)
+    return s[min(len(s) - 1, max(0, int(round(q / 100.0 * len(s) + 0.5)) - 1))]
+
+
+def bench_fleet(n, warmup, measure, executor='single'):
+    """Run node + load for one fleet size; return a dict of results."""
+    import rclpy
+    from rclpy.context import Context
+    from rclpy.executors import SingleThreadedExecutor
+    from std_msgs.msg import String
+
+    names = robot_names(n)
+    node_proc = subprocess.Popen(
+        [sys.executable, '-m', 'orca_nav.node', '--ros-args', '-p',
+         'robots:=[' + ','.join(names) + ']', '-p', f'rate:={NODE_RATE}', '-p',
+         f'executor:={executor}'],
+        env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    ctx = Context()
+    rclpy.init(context=ctx, domain_id=DOMAIN_ID)
+    probe = rclpy.create_node('bench_probe', context=ctx)
+    executor = SingleThreadedExecutor(context=ctx)
+    executor.add_node(probe)
+    stats = []
+    probe.create_subscription(String, STATS_TOPIC,
+                              lambda m: stats.append((time.monotonic(), json.loads(m.data))),
+                              10)
+    load_proc = None
+    try:
+        deadline = time.monotonic() + 60.0
+        while not stats and time.monotonic() < deadline:
+            executor.spin_once(timeout_sec=0.1)
+        if not stats:
+            raise RuntimeError('the node did not start: ' + node_proc.stderr.read()[-2000:])
+        load_proc = subprocess.Popen(
+            [sys.executable, '-m', 'benchmarks.bench_node', '--load', str(n),
+             '--duration', str(warmup + measure)],
+            env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        while load_proc.poll() is None:
+            executor.spin_once(timeout_sec=0.1)
+        # Let the last messages be processed and one more stats message arrive.
+        end = time.monotonic() + 2.5
+        while time.monotonic() < end:
+            executor.spin_once(timeout_sec=0.1)
+        out, err = load_proc.communicate()
+        load = json.loads(out.strip().splitlines()[-1])
+    finally:
+        if load_proc is not None and load_proc.poll() is None:
+            load_proc.kill()
+        node_proc.send_signal(2)
+        try:
+            node_proc.wait(timeout=10.0)
+        except subprocess.TimeoutExpired:
+            node_proc.kill()
+        executor.shutdown()
+        probe.destroy_node()
+        rclpy.try_shutdown(context=ctx)
+    # The measurement window: the last `measure` seconds of the load.
+    t_end = max(t for t, _ in stats) - 2.0
+    window = [s for t, s in stats if t_end - measure <= t <= t_end]
+    before = [s for t, s in stats if t < t_end - measure]
+    ticks = [ms for s in window for ms in s['recent_tick_ms']]
+    missed = window[-1]['missed_periods'] - (before[-1]['missed_periods'] if before else 0)
+    return {
+        'robots': n,
+        'ticks': len(ticks),
+        'tick_p50_ms': percentile(ticks, 50),
+        'tick_p99_ms': percentile(ticks, 99),
+        'tick_max_ms': max(ticks) if ticks else float('nan'),
+        'missed_periods': missed,
+        'odom_published': load['published'],
+        'odom_processed': stats[-1][1]['odom_received'],
+        'odom_rate_per_robot': load['rate_per_robot'],
+        'odom_delay_max_ms': max(s['recent_odom_delay_ms'] for s in window),
+        'tick_errors': stats[-1][1]['tick_errors'],
+    }
+
+
+def main():
+    """Run the benchmark for each fleet size and print one table."""
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[1])
+    parser.add_argument('--fleets', type=int, nargs='+', default=[10, 50, 100, 200])
+    parser.add_argument('--warmup', type=float, default=4.0, help='[s] before measuring')
+    parser.add_argument('--measure', type=float, default=15.0, help='[s] measurement window')
+    parser.add_argument('--executor', nargs='+', default=['single'],
+                        choices=['single', 'multi', 'events'], help='executors of the node')
+    parser.add_argument('--load', type=int, help=argparse.SUPPRESS)
+    parser.add_argument('--duration', type=float, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.load:
+        run_load(args.load, args.duration)
+        return
+    os.environ.update(ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
+    print(f'orca_nav node benchmark: rate {NODE_RATE} Hz, odometry {ODOM_RATE} Hz per robot, '
+          f'{args.measure:.0f} s window, {os.cpu_count()} CPUs')
+    header = (f'{"executor":>8} {"robots":>6} {"ticks":>5} {"p50 ms":>7} {"p99 ms":>7} {"max ms":>7} '
+              f'{"missed":>6} {"odom pub":>8} {"odom done":>9} {"Hz/robot":>8} '
+              f'{"delay ms":>8}  verdict')
+    print(header)
+    for kind, n in [(k, n) for k in args.executor for n in args.fleets]:
+        r = bench_fleet(n, args.warmup, args.measure, kind)
+        ok = (r['missed_periods'] == 0 and r['tick_p99_ms'] < ACCEPT_P99_MS
+              and r['odom_processed'] >= r['odom_published']
+              and r['odom_delay_max_ms'] < 1000.0 / NODE_RATE and r['tick_errors'] == 0)
+        print(f'{kind:>8} {n:>6} {r["ticks"]:>5} {r["tick_p50_ms"]:>7.2f} {r["tick_p99_ms"]:>7.2f} '
+              f'{r["tick_max_ms"]:>7.2f} {r["missed_periods"]:>6} {r["odom_published"]:>8} '
+              f'{r["odom_processed"]:>9} {r["odom_rate_per_robot"]:>8.1f} '
+              f'{r["odom_delay_max_ms"]:>8.1f}  {"ok" if ok else "FAIL"}', flush=True)
+
+
+if __name__ == '__main__':
+    main()
