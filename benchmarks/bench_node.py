@@ -219,7 +219,8 @@ def main():
               and r['odom_processed'] >= r['odom_published']
               and r['odom_delay_max_ms'] < 1000.0 / NODE_RATE and r['tick_errors'] == 0)
         print(f'{kind:>8} {n:>6} {r["ticks"]:>5} {r["tick_p50_ms"]:>7.2f} '
-              f'{r["tick_p99_ms"]:>7.2f} {r["tick_max_ms"]:>7.2f} {r["missed_periods"]:>6} {r["odom_published"]:>8} '
+              f'{r["tick_p99_ms"]:>7.2f} {r["tick_max_ms"]:>7.2f} {r["missed_periods"]:>6} '
+              f'{r["odom_published"]:>8} '
               f'{r["odom_processed"]:>9} {r["odom_rate_per_robot"]:>8.1f} '
               f'{r["odom_delay_max_ms"]:>8.1f}  {"ok" if ok else "FAIL"}', flush=True)
 
