@@ -4,7 +4,8 @@ Simulator + orca_nav node + goals, for users with a ROS 2 installation.
     ros2 launch orca_nav sim_demo.launch.py scenario:=blocks robots:=8 drive:=differential
 
 Starts the fleet simulator (orca_nav_sim), the orca_nav node, and ``orca_nav_demo --attach``,
-which sends every robot its goal, prints progress and the metrics table and writes the PNG.
+which sends every robot its goal, prints progress and the metrics table and writes the PNG;
+the launch ends when the demo has reported.
 The per-node settings come from orca_nav.demo.launch_plan (plain, tested Python); this file only
 wires them into launch actions. Without ROS installed, ``python -m orca_nav.demo`` does the same.
 """
@@ -13,7 +14,7 @@ import os
 import tempfile
 
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.actions import DeclareLaunchArgument, OpaqueFunction, Shutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from orca_nav.demo import GOAL_TOLERANCE, launch_plan, SAFETY_MARGIN
@@ -37,8 +38,9 @@ def _nodes(context):
              output='screen', parameters=[plan['sim']]),
         Node(package='orca_nav', executable='orca_nav_node', output='screen',
              parameters=node_parameters),
+        # The run is over when the demo has reported: then stop everything.
         Node(package='orca_nav', executable='orca_nav_demo', name='orca_nav_demo',
-             output='screen', arguments=demo_args),
+             output='screen', arguments=demo_args, on_exit=Shutdown()),
     ]
 
 
