@@ -134,7 +134,11 @@ def check_node_parameters(values):
     observed = values.get('observed_robots') or []
     merged = P.defaults(robots, observed)
     for name in values:
-        if name not in merged and name != 'use_sim_time' and not name.startswith('qos_'):
+        # Overrides of robots outside this node's fleet are allowed (a shared file), unknown
+        # names are not: ROS 2 would ignore a misspelt parameter silently.
+        robot_override = name.partition('.')[2] in P.ROBOT_BY_NAME
+        if (name not in merged and not robot_override and name != 'use_sim_time'
+                and not name.startswith('qos_')):
             close = difflib.get_close_matches(name, list(merged), n=1, cutoff=0.6)
             hint = f' (did you mean {close[0]!r}?)' if close else ''
             raise FleetError(f'unknown parameter {name!r}{hint}')
