@@ -42,6 +42,7 @@ STARTUP_TIMEOUT = 90.0   # [s] for both processes to come up (the first JIT comp
 GOAL_RESEND_PERIOD = 1.0  # [s] goals are resent until the robot moves: discovery loses some
 MOVED_THRESHOLD = 0.05   # [m] a robot this far from its start has acknowledged its goal
 PROGRESS_PERIOD = 2.0    # [s] between progress lines
+GROUND_TRUTH_WAIT = 4.0  # [s] for a running simulator's next ground-truth save (--attach)
 SHUTDOWN_GRACE = 10.0    # [s] a process gets after SIGINT (and again after SIGTERM)
 TICK_STATS_TOPIC = '/orca_nav/tick_stats'  # the node's ~/tick_stats (node name orca_nav)
 STATUS_TOPIC = 'orca_status'  # the node's per-robot status (orca_nav/params.py status_topic)
@@ -471,17 +472,29 @@ class Monitor:
         self.node.destroy_node()
 
 
-def load_ground_truth(path, monitor):
-    """Return (t_wall, poses, source) from the simulator's file, else from the demo's odom."""
-    try:
-        data = np.load(path) if path else None
-        if data is not None and len(data['t']) > 1:
-            return data['wall'], data['poses'], 'simulator ground truth'
-    except (OSError, ValueError, KeyError):
-        pass
+def load_ground_truth(path, monitor, t_goals, t_end, wait=0.0):
+    """
+    Return (t_wall, poses, source) from the simulator's file, else from the demo's odometry.
+
+    The file must hold this fleet and cover the run from t_goals to t_end (wall time); a
+    simulator that still runs saves every few seconds, so wait up to `wait` seconds for that.
+    """
+    deadline = time.monotonic() + wait
+    while path:
+        try:
+            data = np.load(path)
+            ours = (len(data['t']) > 1 and list(data['names']) == monitor.scenario.names
+                    and data['wall'][0] <= t_goals)
+            if ours and data['wall'][-1] >= t_end:
+                return data['wall'], data['poses'], 'simulator ground truth'
+        except (OSError, ValueError, KeyError):
+            pass
+        if time.monotonic() >= deadline:
+            break
+        time.sleep(0.2)
     if len(monitor.history) > 1:
         return (np.array(monitor.history_t), np.array(monitor.history),
-                'odometry seen by the demo (the simulator wrote no ground truth)')
+                'odometry seen by the demo (no usable ground truth from the simulator)')
     return None, None, None
 
 
@@ -594,6 +607,7 @@ def run(args):
         status, failure, t_goals = _drive_run(monitor, children, timeout, args.quiet,
                                               interrupted)
     finally:
+        t_end = time.time()
         monitor.destroy()
         rclpy.try_shutdown()
         codes = {c.name: c.stop() for c in children}
@@ -609,7 +623,9 @@ def run(args):
     if t_goals is None:
         return status if status is not None else EXIT_ERROR
 
-    wall, poses, source = load_ground_truth(truth_path, monitor)
+    wall, poses, source = load_ground_truth(
+        truth_path, monitor, t_goals, t_end,
+        wait=GROUND_TRUTH_WAIT if args.attach else 0.0)
     if poses is None:
         print('orca_nav_demo: no trajectory was recorded', file=sys.stderr)
         return EXIT_ERROR

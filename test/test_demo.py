@@ -10,12 +10,13 @@ from concurrent.futures import ThreadPoolExecutor
 import math
 import os
 from pathlib import Path
+import signal
 import subprocess
 import sys
 
 import numpy as np
 from orca_nav.demo import (compute_metrics, EXIT_COLLISION, EXIT_OK, format_table, launch_plan,
-                           parse_args, plot_run)
+                           parse_args, plot_run, write_params)
 from orca_nav.scenarios import load_scenario, scenario_from_dict
 import pytest
 
@@ -184,3 +185,38 @@ def test_the_default_demo_command_runs_end_to_end(tmp_path):
     assert 'n/a (the node published no tick statistics)' not in result.stdout, report
     assert out.read_bytes()[:4] == b'\x89PNG'
     assert result.returncode == EXIT_OK, report
+
+
+def test_attach_mode_follows_a_fleet_started_elsewhere(tmp_path):
+    # What sim_demo.launch.py does, without launch: the simulator and the node from the plan,
+    # then the demo attached to them.
+    plan = launch_plan('circle', robots=4, drive='differential',
+                       ground_truth=tmp_path / 'truth.npz')
+    env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST', ROS_DOMAIN_ID='47',
+               PYTHONPATH=os.pathsep.join([str(REPO)] + [
+                   p for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if p]))
+    procs = []
+    for module, params in (('orca_nav.sim_node', plan['sim']), ('orca_nav.node', plan['node'])):
+        path = write_params(tmp_path / f'{module}.yaml', params)
+        procs.append(subprocess.Popen([sys.executable, '-m', module, '--ros-args',
+                                       '--params-file', str(path)], env=env,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    try:
+        out = tmp_path / 'attach.png'
+        result = subprocess.run([sys.executable, '-m', 'orca_nav.demo', '--quiet', '--out',
+                                 str(out)] + plan['demo_args'], env=env, cwd=str(REPO),
+                                capture_output=True, text=True, timeout=120)
+    finally:
+        for proc in procs:
+            proc.send_signal(signal.SIGINT)
+        for proc in procs:
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+    report = result.stdout + result.stderr
+    assert result.returncode == EXIT_OK, report
+    assert 'metrics (from the simulator ground truth)' in result.stdout, report
+    assert 'arrived                 | 4/4' in result.stdout, report
+    assert out.is_file()
