@@ -30,9 +30,16 @@ import sys
 import tempfile
 import time
 
+from geometry_msgs.msg import PoseStamped
+from nav_msgs.msg import Odometry
 import numpy as np
+from orca_nav.ros_io import make_goal, odometry_to_tuple
 from orca_nav.scenarios import (available_scenarios, CONTACT_TOLERANCE, load_scenario,
                                 node_parameters, scenario_path, ScenarioError)
+import rclpy
+from rclpy.qos import DurabilityPolicy, QoSProfile
+from rclpy.signals import SignalHandlerOptions
+from std_msgs.msg import String
 import yaml
 
 EXIT_OK, EXIT_COLLISION, EXIT_TIMEOUT, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -345,12 +352,6 @@ class Monitor:
 
     def __init__(self, scenario, goal_tolerance):
         """Subscribe to every robot's odom and advertise its goal_pose."""
-        from geometry_msgs.msg import PoseStamped
-        from nav_msgs.msg import Odometry
-        import rclpy
-        from rclpy.qos import DurabilityPolicy, QoSProfile
-        from std_msgs.msg import String
-
         self.scenario = scenario
         self.goal_tolerance = goal_tolerance
         self.node = rclpy.create_node('orca_nav_demo')
@@ -362,7 +363,6 @@ class Monitor:
         self.first_arrival = np.full(n, np.nan)   # wall time of each robot's first arrival
         self.acknowledged = np.zeros(n, bool)
         self.min_separation = math.inf
-        self.goal_msg_type = PoseStamped
         self.goal_pubs = []
         for i, robot in enumerate(scenario.robots):
             self.node.create_subscription(Odometry, f'/{robot.name}/odom',
@@ -415,8 +415,10 @@ class Monitor:
             self.acknowledged[i] = True
 
     def _on_odom(self, i, msg):
-        p, q = msg.pose.pose.position, msg.pose.pose.orientation
-        self.latest[i] = (p.x, p.y, 2.0 * math.atan2(q.z, q.w))
+        values = odometry_to_tuple(msg)
+        if values is None:
+            return
+        self.latest[i] = values[:3]
         self.stamps[i] = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
         # The simulator publishes every robot's odometry with one stamp: take a snapshot once
         # all of them are in, so that separations compare positions of the same instant.
@@ -458,14 +460,8 @@ class Monitor:
         for i, robot in enumerate(self.scenario.robots):
             if only_unacknowledged and self.acknowledged[i]:
                 continue
-            msg = self.goal_msg_type()
-            msg.header.stamp = stamp
-            msg.header.frame_id = 'map'
-            msg.pose.position.x, msg.pose.position.y = (float(v) for v in robot.goal)
             yaw = math.atan2(robot.goal[1] - robot.start[1], robot.goal[0] - robot.start[0])
-            msg.pose.orientation.z = math.sin(0.5 * yaw)
-            msg.pose.orientation.w = math.cos(0.5 * yaw)
-            self.goal_pubs[i].publish(msg)
+            self.goal_pubs[i].publish(make_goal(*robot.goal, yaw, frame_id='map', stamp=stamp))
 
     def destroy(self):
         """Destroy the node."""
@@ -550,9 +546,6 @@ def parse_args(argv=None):
 
 def run(args):
     """Run one demo; return its exit code."""
-    import rclpy
-    from rclpy.signals import SignalHandlerOptions
-
     try:
         path = scenario_path(args.scenario)
         scenario = load_scenario(path, robots=args.robots, drive=args.drive)
@@ -658,8 +651,6 @@ def _drive_run(monitor, children, timeout, quiet, interrupted):
 
     interrupted : a list that becomes non-empty when the user asks to stop (Ctrl-C).
     """
-    import rclpy
-
     start = time.monotonic()
     while not (monitor.have_odom() and monitor.goals_matched()):
         rclpy.spin_once(monitor.node, timeout_sec=0.1)

@@ -39,6 +39,7 @@ from pathlib import Path
 import re
 
 import numpy as np
+from orca_nav.core.raycast import polygon_edges
 import yaml
 
 DRIVES = ('holonomic', 'differential')
@@ -134,10 +135,8 @@ class Scenario:
 
     def obstacle_segments(self):
         """Return every polygon edge and free wall as an (M, 2, 2) array (for ray casting)."""
-        parts = [self.segments.reshape(-1, 2, 2)]
-        for poly in self.polygons:
-            parts.append(np.stack([poly, np.roll(poly, -1, axis=0)], axis=1))
-        return np.concatenate(parts, axis=0).astype(float)
+        return np.concatenate([self.segments.reshape(-1, 2, 2),
+                               polygon_edges(self.polygons)], axis=0).astype(float)
 
     def obstacle_distance(self, points):
         """

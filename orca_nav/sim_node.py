@@ -30,11 +30,12 @@ from geometry_msgs.msg import Twist, TwistStamped
 from nav_msgs.msg import Odometry
 import numpy as np
 from orca_nav.core.raycast import cast_rays
+from orca_nav.ros_io import quaternion_from_yaw
 from orca_nav.scenarios import load_scenario, ScenarioError
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 import rclpy
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
-from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from rclpy.qos import qos_profile_sensor_data, QoSProfile
 from rclpy.time import Time
 from rosgraph_msgs.msg import Clock
@@ -109,11 +110,6 @@ def integrate(pose, vx, vy, wz, dt):
         y += (vx * (c0 - c1) + vy * (s1 - s0)) / wz
     yaw = (yaw + dth + math.pi) % (2.0 * math.pi) - math.pi
     return x, y, yaw
-
-
-def yaw_to_quaternion(yaw):
-    """Quaternion (x, y, z, w) of a rotation by yaw about z."""
-    return 0.0, 0.0, math.sin(0.5 * yaw), math.cos(0.5 * yaw)
 
 
 class SimNode(Node):
@@ -232,7 +228,7 @@ class SimNode(Node):
             msg.pose.pose.position.x = float(x)
             msg.pose.pose.position.y = float(y)
             q = msg.pose.pose.orientation
-            q.x, q.y, q.z, q.w = yaw_to_quaternion(float(yaw))
+            q.x, q.y, q.z, q.w = quaternion_from_yaw(float(yaw))
             msg.twist.twist.linear.x = float(self.twists[i, 0])
             msg.twist.twist.linear.y = float(self.twists[i, 1])
             msg.twist.twist.angular.z = float(self.twists[i, 2])
