@@ -51,6 +51,8 @@ STATUS_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
 WARN_THROTTLE = 2.0      # [s] between repeats of the same warning
 STATS_WINDOW = 1000      # ticks kept for the tick-duration percentiles
+# A tick up to this fraction of a period early still counts for its own period (timer jitter).
+MISSED_PERIOD_SLACK = 0.1
 SHUTDOWN_ACK_TIMEOUT = 0.5  # [s] waiting for subscribers to acknowledge the zero commands
 
 # Robot states reported on the status topic (see docs/node.md).
@@ -113,6 +115,8 @@ class OrcaNavNode(Node):
         self._missed = 0
         self._tick_errors = 0
         self._last_tick_ns = None
+        self._first_tick_ns = None
+        self._ticks_since_first = 0
         self._recent_ms = []          # tick durations since the last ~/tick_stats message
         self._recent_delay_ns = 0     # largest odometry delay (receive - stamp) since then
 
@@ -221,10 +225,7 @@ class OrcaNavNode(Node):
         """Timer callback: one ORCA step for the fleet; zeros and a log line if it fails."""
         start = time.perf_counter()
         now_ns = self.get_clock().now().nanoseconds
-        if self._last_tick_ns is not None:
-            gap = (now_ns - self._last_tick_ns) * 1e-9
-            self._missed += max(0, int(round(gap / self.period)) - 1)
-        self._last_tick_ns = now_ns
+        self._count_missed_periods(now_ns)
         try:
             self._step(now_ns)
         except Exception as exc:  # noqa: B902 -- one bad tick must not kill the node
@@ -244,6 +245,25 @@ class OrcaNavNode(Node):
             self._recent_ms = []
             self._recent_delay_ns = 0
             self._stats_pub.publish(String(data=json.dumps(stats)))
+
+    def _count_missed_periods(self, now_ns):
+        """
+        Count timer periods in which no tick ran.
+
+        Period k of the timer starts at first + k * period; by now, floor((now - first) /
+        period) + 1 ticks should have run. A tick that is late but runs within its period is
+        not a missed one; a clock jumping back (simulation restarted) starts a new count.
+        """
+        if self._first_tick_ns is None or now_ns < self._last_tick_ns:
+            self._first_tick_ns = now_ns
+            self._ticks_since_first = 0
+        self._last_tick_ns = now_ns
+        expected = int((now_ns - self._first_tick_ns) * 1e-9 / self.period
+                       + MISSED_PERIOD_SLACK) + 1
+        self._ticks_since_first += 1
+        if expected > self._ticks_since_first:
+            self._missed += expected - self._ticks_since_first
+            self._ticks_since_first = expected
 
     def _ingest_odometry(self):
         """Convert the odometry received since the last tick; reject NaN/inf messages."""

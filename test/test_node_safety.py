@@ -301,3 +301,17 @@ def test_parameter_set_is_validated_and_all_or_nothing(context):
         assert d.description and d.floating_point_range[0].to_value == 10.0
     finally:
         node.destroy_node()
+
+
+def test_missed_periods_are_counted(rig_factory):
+    """A clock that jumps three periods ahead leaves two periods without a tick."""
+    rig = rig_factory(['r1'])
+    rig.odom('r1', 0.0, 0.0)
+    rig.tick()
+    rig.tick()
+    assert rig.node.tick_stats()['missed_periods'] == 0
+    rig.t += 2 * PERIOD
+    rig.tick()
+    assert rig.node.tick_stats()['missed_periods'] == 2
+    rig.tick()
+    assert rig.node.tick_stats()['missed_periods'] == 2
