@@ -24,6 +24,8 @@ from orca_nav import params as P
 from orca_nav import ros_io
 from orca_nav.core import compute_velocities, warmup
 from orca_nav.core import drive
+from orca_nav.core import Obstacles
+from orca_nav.core.scan import compose_pose, scan_to_segments
 from rcl_interfaces.msg import SetParametersResult
 import rclpy
 from rclpy.duration import Duration
@@ -32,7 +34,9 @@ from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import qos_profile_sensor_data
 from rclpy.signals import SignalHandlerOptions
+from sensor_msgs.msg import LaserScan
 from std_msgs.msg import String
 from visualization_msgs.msg import MarkerArray
 
@@ -138,6 +142,19 @@ class OrcaNavNode(Node):
                 cmd_type, self._topic(robot, 'cmd_vel_topic'), CMD_QOS))
             self._status_pubs.append(self.create_publisher(
                 String, self._topic(robot, 'status_topic'), STATUS_QOS))
+        # Laser scans (commanded robots): stored by the callbacks, turned into segments by the
+        # timer, kept for obstacle_timeout.
+        self._scan_msg = [None] * c
+        self._scan_count = [0] * c
+        self._scan_rx_ns = [0] * c
+        self._scan_used = [0] * c
+        self._scan_segments = [np.zeros((0, 2, 2))] * c
+        self._scan_ns = np.zeros(c, np.int64)
+        self._scan_rejected = 0
+        if values['scan_enabled']:
+            for i, robot in enumerate(s.names[:c]):
+                self.create_subscription(LaserScan, self._topic(robot, 'scan_topic'),
+                                         self._scan_callback(i), qos_profile_sensor_data)
         self._stats_pub = self.create_publisher(String, '~/tick_stats', 10)
         self._marker_pub = self.create_publisher(MarkerArray, '~/markers', 1)
         self._timer = self.create_timer(self.period, self._tick)
@@ -196,6 +213,17 @@ class OrcaNavNode(Node):
 
         def callback(raw):
             msgs[i] = raw
+            counts[i] += 1
+            rx_ns[i] = clock.now().nanoseconds
+        return callback
+
+    def _scan_callback(self, i):
+        """Laser scan callback of robot i: store the message and its receive time."""
+        msgs, counts, rx_ns = self._scan_msg, self._scan_count, self._scan_rx_ns
+        clock = self.get_clock()
+
+        def callback(msg):
+            msgs[i] = msg
             counts[i] += 1
             rx_ns[i] = clock.now().nanoseconds
         return callback
@@ -329,7 +357,8 @@ class OrcaNavNode(Node):
                 orca_pos[idx], orca_vel[idx], all_pref[idx], orca_radius[idx],
                 s.max_speed[idx], time_step=self.period, neighbor_dist=v['neighbor_dist'],
                 max_neighbors=v['max_neighbors'], time_horizon=v['time_horizon'],
-                time_horizon_obst=v['time_horizon_obst'], obstacles=self._obstacles(),
+                time_horizon_obst=v['time_horizon_obst'],
+                obstacles=self._obstacles(now_ns, pos, yaw, fresh, present, idx),
                 active=active[idx], collision_guard=True)
 
         cmd = np.zeros((c, 3))
@@ -394,9 +423,55 @@ class OrcaNavNode(Node):
                 self._status_pubs[i].publish(ros_io.status_message(
                     self.settings.names[i], state, goal, float(dist[i])))
 
-    def _obstacles(self):
-        """Return the static obstacles for the core (laser-scan segments, issue 4): none yet."""
-        return None
+    def _obstacles(self, now_ns, pos, yaw, fresh, present, idx):
+        """
+        Return the scan obstacles for the core (None without scans).
+
+        New scans of robots with fresh odometry become segments in the global frame (returns
+        from known robots dropped); segments younger than obstacle_timeout are avoided by the
+        robot that saw them, or by every robot with share_obstacles.
+        """
+        v = self.settings.values
+        if not v['scan_enabled']:
+            return None
+        s = self.settings
+        c = s.n_controlled
+        for i in range(c):
+            count = self._scan_count[i]
+            if count == self._scan_used[i] or not fresh[i]:
+                continue
+            self._scan_used[i] = count
+            msg = self._scan_msg[i]
+            # Returns from the other known robots are dropped (they are ORCA agents already).
+            # The scanning robot itself is not in this list: its own body is below the laser's
+            # range_min, and dropping returns within radius + margin of itself would hide the
+            # obstacles closest to it, the dangerous ones.
+            others = present.copy()
+            others[i] = False
+            try:
+                sensor = compose_pose((pos[i, 0], pos[i, 1], yaw[i]), v['scan_sensor_offset'])
+                self._scan_segments[i] = scan_to_segments(
+                    np.asarray(msg.ranges, dtype=float), msg.angle_min, msg.angle_increment,
+                    msg.range_min, msg.range_max, sensor, pos[others], s.radius[others])
+                self._scan_ns[i] = self._scan_rx_ns[i]
+            except ValueError as exc:
+                self._scan_rejected += 1
+                self.get_logger().warning(f'{s.names[i]}: scan rejected: {exc}',
+                                          throttle_duration_sec=WARN_THROTTLE)
+        # Owners are indices into the agents handed to the core (the present robots).
+        agent = np.full(len(s.names), -1)
+        agent[idx] = np.arange(len(idx))
+        age = (now_ns - self._scan_ns) * 1e-9
+        segments, owners = [], []
+        for i in range(c):
+            seg = self._scan_segments[i]
+            if len(seg) and agent[i] >= 0 and age[i] <= v['obstacle_timeout']:
+                segments.append(seg)
+                owners.append(np.full(len(seg), -1 if v['share_obstacles'] else agent[i]))
+        if not segments:
+            return None
+        return Obstacles.build(segments=np.concatenate(segments),
+                               segment_owner=np.concatenate(owners))
 
     def _publish_markers(self):
         if not self.settings.values['publish_markers'] or self._viz is None:
@@ -428,6 +503,7 @@ class OrcaNavNode(Node):
             'odom_received': int(sum(self._odom_count)),
             'odom_rejected': self._odom_rejected,
             'goals_rejected': self._goal_rejected,
+            'scans_rejected': self._scan_rejected,
         }
 
     def stop_all(self, wait=True):

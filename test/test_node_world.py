@@ -16,18 +16,22 @@ from geometry_msgs.msg import Twist
 from nav_msgs.msg import Odometry
 import numpy as np
 from orca_nav import ros_io
+from orca_nav.core.raycast import cast_rays
 from orca_nav.node import make_executor, OrcaNavNode
 import pytest
 import rclpy
 from rclpy.context import Context
 from rclpy.parameter import Parameter
-from rclpy.qos import QoSProfile
+from rclpy.qos import qos_profile_sensor_data, QoSProfile
 from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import LaserScan
 
 DOMAIN_ID = 21
 RATE = 10.0              # node rate [Hz]
 SUBSTEPS = 10            # world integration (and contact checking) steps per node period
 WAIT_TIMEOUT = 5.0       # [s] wall time to wait for messages before failing
+SCAN_BEAMS = 360         # beams of the simulated 360 degree laser
+SCAN_RANGE = 6.0         # [m] its maximum range
 
 
 @pytest.fixture(scope='module')
@@ -43,7 +47,7 @@ def context():
 class World:
     """Robots on a plane: odometry out, cmd_vel in, exact kinematics, simulated clock."""
 
-    def __init__(self, context, names, poses, drives, radii, offsets=None):
+    def __init__(self, context, names, poses, drives, radii, offsets=None, walls=None):
         """Create the world node with one odom publisher and cmd_vel subscriber per robot."""
         self.node = rclpy.create_node('world', context=context)
         self.names = list(names)
@@ -56,6 +60,11 @@ class World:
         self.cmd_count = np.zeros(len(names), int)
         self.t = 1.0
         self.min_gap = np.inf                               # min distance minus sum of radii
+        # Walls only the laser scans show: (M, 2, 2) segments; min_wall_gap as min_gap.
+        self.walls = np.zeros((0, 2, 2)) if walls is None else np.asarray(walls, float)
+        self.min_wall_gap = np.inf
+        self.scan_pubs = [self.node.create_publisher(LaserScan, f'/{r}/scan',
+                                                     qos_profile_sensor_data) for r in names]
         self.clock_pub = self.node.create_publisher(Clock, '/clock', 10)
         self.odom_pubs = [self.node.create_publisher(Odometry, f'/{r}/odom', 10) for r in names]
         self.goal_pubs = [self.node.create_publisher(
@@ -97,6 +106,20 @@ class World:
         msg.twist.twist.angular.z = wz
         return msg
 
+    def scan(self, i):
+X
+        msg = LaserScan()
+        msg.header.frame_id = f'{self.names[i]}/base_link'
+        msg.angle_min, msg.angle_increment = -math.pi, 2.0 * math.pi / SCAN_BEAMS
+        msg.angle_max = msg.angle_min + (SCAN_BEAMS - 1) * msg.angle_increment
+        msg.range_min, msg.range_max = 0.05, SCAN_RANGE
+        angles = self.pose[i, 2] + msg.angle_min + msg.angle_increment * np.arange(SCAN_BEAMS)
+        others = np.arange(len(self.names)) != i
+        ranges = cast_rays(self.pose[i, :2], angles, SCAN_RANGE, self.walls,
+                           self.pose[others, :2], self.radii[others])
+        msg.ranges = [float(r) for r in ranges]
+        return msg
+
     def integrate(self, dt):
         """Advance every robot by dt under its last command, checking contact at substeps."""
         h = dt / SUBSTEPS
@@ -124,6 +147,11 @@ class World:
                                                                + self.radii[None])
         np.fill_diagonal(d, np.inf)
         self.min_gap = min(self.min_gap, float(d.min()))
+        for a, b in self.walls:
+            ab = b - a
+            t = np.clip(((xy - a) @ ab) / (ab @ ab), 0.0, 1.0)
+            dist = np.linalg.norm(xy - (a + t[:, None] * ab), axis=1) - self.radii
+            self.min_wall_gap = min(self.min_wall_gap, float(dist.min()))
 
 
 def spin_until(executor, condition, timeout=WAIT_TIMEOUT):
@@ -136,7 +164,7 @@ def spin_until(executor, condition, timeout=WAIT_TIMEOUT):
 
 
 def run_fleet(context, names, starts, goals, drives, radii, overrides, max_time,
-              offsets=None, goal_tolerance=0.1):
+              offsets=None, goal_tolerance=0.1, walls=None):
     """
     Run the node and a world until every robot is at its goal or max_time [s] passes.
 
@@ -146,7 +174,7 @@ def run_fleet(context, names, starts, goals, drives, radii, overrides, max_time,
               Parameter('rate', value=RATE), Parameter('goal_tolerance', value=goal_tolerance),
               Parameter('publish_markers', value=True)]
     params += [Parameter(k, value=v) for k, v in overrides.items()]
-    world = World(context, names, starts, drives, radii, offsets)
+    world = World(context, names, starts, drives, radii, offsets, walls)
     node = OrcaNavNode(context=context, parameter_overrides=params)
     # The executor orca_nav_node uses by default (EventsExecutor where rclpy has it).
     executor = make_executor(node.settings.values['executor'], context=context)
@@ -158,6 +186,10 @@ def run_fleet(context, names, starts, goals, drives, radii, overrides, max_time,
                                          for p in world.odom_pubs + world.goal_pubs)
                    and world.clock_pub.get_subscription_count() > 0
                    and all(p.get_subscription_count() > 0 for p in node._cmd_pubs))
+        scanning = walls is not None and node.settings.values['scan_enabled']
+        if scanning:
+            spin_until(executor, lambda: all(p.get_subscription_count() > 0
+                                             for p in world.scan_pubs))
         world.publish_clock()
         spin_until(executor, lambda: node.get_clock().now().nanoseconds > 0)
         for i, pub in enumerate(world.goal_pubs):
@@ -170,6 +202,11 @@ def run_fleet(context, names, starts, goals, drives, radii, overrides, max_time,
             for i, pub in enumerate(world.odom_pubs):
                 pub.publish(world.odometry(i))
             spin_until(executor, lambda: all(a > b for a, b in zip(node._odom_count, counts)))
+            if scanning:
+                scans = list(node._scan_count)
+                for i, pub in enumerate(world.scan_pubs):
+                    pub.publish(world.scan(i))
+                spin_until(executor, lambda: all(a > b for a, b in zip(node._scan_count, scans)))
             ticks = node._ticks
             world.t += dt
             world.publish_clock()
@@ -235,3 +272,25 @@ def test_mixed_fleet_crossing_with_offsets_and_overrides(context):
     assert world.min_gap >= 0.0, f'robots overlapped by {-world.min_gap:.4f} m'
     assert arrival is not None, f'not all arrived: poses {world.pose.round(2).tolist()}'
     assert stats['tick_errors'] == 0
+
+
+@pytest.mark.parametrize('drive', ['holonomic', 'differential'])
+def test_wall_seen_only_by_the_scan_is_never_touched(context, drive):
+    """
+    A robot driving at a wall that only its laser scan shows never touches it.
+
+    Control run: with scan_enabled false the same robot drives into the wall, so the world
+    test does detect contact.
+    """
+    wall = [[[2.0, -1.5], [2.0, 1.5]]]
+    overrides = {'drive': drive, 'radius': 0.2, 'max_speed': 0.5, 'max_angular_speed': 2.0,
+                 'scan_enabled': True, 'obstacle_timeout': 0.5, 'time_horizon_obst': 2.0}
+    world, stats, _ = run_fleet(context, ['robot1'], [(0.0, 0.0, 0.0)], [(4.0, 0.0)], [drive],
+                                [0.2], overrides, max_time=12.0, walls=wall)
+    assert world.min_wall_gap >= 0.0, f'touched the wall by {-world.min_wall_gap:.4f} m'
+    assert world.pose[0, 0] > 1.0, 'the robot should have driven toward the wall'
+    assert stats['tick_errors'] == 0 and stats['scans_rejected'] == 0
+    overrides['scan_enabled'] = False
+    world, _, _ = run_fleet(context, ['robot1'], [(0.0, 0.0, 0.0)], [(4.0, 0.0)], [drive],
+                            [0.2], overrides, max_time=12.0, walls=wall)
+    assert world.min_wall_gap < 0.0
