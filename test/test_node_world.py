@@ -107,7 +107,7 @@ class World:
         return msg
 
     def scan(self, i):
-X
+        """Return the laser scan of robot i (sensor at its centre): walls and other robots."""
         msg = LaserScan()
         msg.header.frame_id = f'{self.names[i]}/base_link'
         msg.angle_min, msg.angle_increment = -math.pi, 2.0 * math.pi / SCAN_BEAMS
