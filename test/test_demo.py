@@ -168,9 +168,12 @@ def _run_scenarios(runs, tmp_path):
     return failures
 
 
-def test_open_space_scenarios_run_to_completion_without_collisions(tmp_path):
+def test_every_scenario_runs_to_completion_without_collisions(tmp_path):
     failures = _run_scenarios([('circle', 6, 'holonomic', 41),
-                               ('crossing', 4, 'differential', 42)], tmp_path)
+                               ('crossing', 4, 'differential', 42),
+                               ('corridor', 4, 'holonomic', 43),
+                               ('blocks', 4, 'differential', 44),
+                               ('random', 5, 'holonomic', 45)], tmp_path)
     assert not failures, '\n'.join(failures)
 
 
