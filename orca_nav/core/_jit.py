@@ -7,7 +7,17 @@ about two orders of magnitude slower, which is fine for a handful of robots and 
 """
 
 try:  # pragma: no cover - exercised by whichever branch is installed
-    from numba import njit
+    import numba
+
+    def njit(*args, **kwargs):
+        """
+        numba.njit with IEEE float semantics: x / 0 gives inf or NaN, never an exception.
+
+        A controller must not die on a degenerate input; the solver turns any non-finite result
+        into a stop (``solver._enforce_limits``).
+        """
+        kwargs.setdefault('error_model', 'numpy')
+        return numba.njit(*args, **kwargs)
     HAVE_NUMBA = True
 except ImportError:  # pragma: no cover
     HAVE_NUMBA = False
