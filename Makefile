@@ -34,12 +34,16 @@ demo: venv
 	PYTHONPATH=$(CURDIR) $(PY) -m orca_nav.demo $(DEMO_ARGS)
 
 # The test command: build and test the ament package the way ROS users do.
+# colcon's build/install/log go under .colcon/ (a hidden folder, so the linters skip it).
+COLCON := $(VENV)/bin/colcon --log-base .colcon/log
+WS     := --build-base .colcon/build --install-base .colcon/install
+
 test: venv-test
-	rm -rf build install log
-	$(VENV)/bin/colcon build --event-handlers console_direct+
-	$(VENV)/bin/colcon test --event-handlers console_direct+ --return-code-on-test-failure \
+	rm -rf .colcon
+	$(COLCON) build $(WS) --event-handlers console_direct+
+	$(COLCON) test $(WS) --event-handlers console_direct+ --return-code-on-test-failure \
 		--pytest-args -p no:cacheprovider
-	$(VENV)/bin/colcon test-result --verbose
+	$(COLCON) test-result --test-result-base .colcon/build --verbose
 
 # Quicker inner loop: plain pytest on the source tree.
 pytest: venv-test
@@ -51,4 +55,4 @@ bench: venv-test
 	PYTHONPATH=$(CURDIR) $(PY) -m benchmarks.bench_node
 
 clean:
-	rm -rf build install log .pytest_cache .hypothesis
+	rm -rf .colcon build install log .pytest_cache .hypothesis

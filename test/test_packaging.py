@@ -17,7 +17,7 @@ ament_index = pytest.importorskip('ament_index_python.packages')
 def _prefix():
     try:
         return ament_index.get_package_prefix('orca_nav')
-    except ament_index.PackageNotFoundError:
+    except (ament_index.PackageNotFoundError, EnvironmentError):
         pytest.skip('orca_nav is not installed in an ament prefix (run through colcon test)')
 
 
