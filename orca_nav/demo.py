@@ -49,6 +49,7 @@ STARTUP_TIMEOUT = 90.0   # [s] for both processes to come up (the first JIT comp
 GOAL_RESEND_PERIOD = 1.0  # [s] goals are resent until the robot moves: discovery loses some
 MOVED_THRESHOLD = 0.05   # [m] a robot this far from its start has acknowledged its goal
 PROGRESS_PERIOD = 2.0    # [s] between progress lines
+GROUND_TRUTH_END_SLACK = 0.5  # [s] the simulator's last sample may precede the demo's end
 GROUND_TRUTH_WAIT = 4.0  # [s] for a running simulator's next ground-truth save (--attach)
 SHUTDOWN_GRACE = 10.0    # [s] a process gets after SIGINT (and again after SIGTERM)
 TICK_STATS_TOPIC = '/orca_nav/tick_stats'  # the node's ~/tick_stats (node name orca_nav)
@@ -107,12 +108,9 @@ def compute_metrics(scenario, t, poses, t_goals, goal_tolerance=GOAL_TOLERANCE):
     # Arrival, time to goal and path length (from the moment the goals were sent).
     to_goal = np.linalg.norm(xy - goals[None], axis=-1)                  # (K, N)
     at_goal = to_goal <= goal_tolerance
-    arrived = at_goal[-1] if k else np.zeros(n, bool)
-    after = t >= t_goals
-    first = np.where((at_goal & after[:, None]).any(axis=0),
-                     np.argmax(at_goal & after[:, None], axis=0), -1)
-    out['arrived'] = int(arrived.sum())
-    out['arrived_mask'] = arrived.tolist()
+    reached = at_goal & (t >= t_goals)[:, None]
+    first = np.where(reached.any(axis=0), np.argmax(reached, axis=0), -1)
+    out['arrived'] = int((first >= 0).sum())
     times = np.array([t[f] - t_goals for f in first if f >= 0])
     out['time_to_goal_mean'] = float(times.mean()) if len(times) else math.nan
     out['time_to_goal_max'] = float(times.max()) if len(times) else math.nan
@@ -472,8 +470,9 @@ def load_ground_truth(path, monitor, t_goals, t_end, wait=0.0):
     """
     Return (t_wall, poses, source) from the simulator's file, else from the demo's odometry.
 
-    The file must hold this fleet and cover the run from t_goals to t_end (wall time); a
-    simulator that still runs saves every few seconds, so wait up to `wait` seconds for that.
+    The file must hold this fleet and cover the run from t_goals to t_end (wall time, less a
+    few sim steps); a simulator that still runs saves every few seconds, so wait up to `wait`
+    seconds for that.
     """
     deadline = time.monotonic() + wait
     while path:
@@ -481,7 +480,7 @@ def load_ground_truth(path, monitor, t_goals, t_end, wait=0.0):
             data = np.load(path)
             ours = (len(data['t']) > 1 and list(data['names']) == monitor.scenario.names
                     and data['wall'][0] <= t_goals)
-            if ours and data['wall'][-1] >= t_end:
+            if ours and data['wall'][-1] >= t_end - GROUND_TRUTH_END_SLACK:
                 return data['wall'], data['poses'], 'simulator ground truth'
         except (OSError, ValueError, KeyError):
             pass
