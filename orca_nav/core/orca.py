@@ -285,9 +285,9 @@ def obstacle_lines(lines, pos_x, pos_y, vel_x, vel_y, radius, inv_th_obst, edges
                 n += 1
             continue
         elif s >= 1.0 and dist_sq2 <= radius_sq:
-            # Collision with right vertex (RVO2 tests s > 1 and leaves s == 1 exactly to the
-            # leg code, which then divides by a zero distance). Ignore if non-convex or if the neighbouring edge
-            # will take care of it.
+            # Collision with right vertex. Ignore if non-convex or if the neighbouring edge
+            # will take care of it. (RVO2 tests s > 1 and leaves s == 1 exactly to the leg
+            # code, which then divides by a zero distance.)
             cases[e] = CASE_COLLIDE_RIGHT_VERTEX
             if ob_convex[o2] and _det(rel2_x, rel2_y, ob_dir[o2, 0], ob_dir[o2, 1]) >= 0.0:
                 ux, uy = _unit_or(-rel2_y, rel2_x, 1.0, 0.0)
