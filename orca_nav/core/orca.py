@@ -221,6 +221,24 @@ def _leg_directions(rel_x, rel_y, dist_sq, radius):
 
 
 @njit(cache=True)
+def _put(lines, n, px, py, dx, dy):
+    """Store the line through (px, py) with direction (dx, dy) as row n; return n + 1."""
+    lines[n, 0] = px
+    lines[n, 1] = py
+    lines[n, 2] = dx
+    lines[n, 3] = dy
+    return n + 1
+
+
+@njit(cache=True)
+def _dist_sq_to(vx, vy, bx, by, t, dx, dy):
+    """Squared distance from v to the point b + t d."""
+    ax = vx - (bx + t * dx)
+    ay = vy - (by + t * dy)
+    return ax * ax + ay * ay
+
+
+@njit(cache=True)
 def _unit_or(vx, vy, fallback_x, fallback_y):
     norm = math.sqrt(vx * vx + vy * vy)
     if norm <= TINY:
@@ -278,11 +296,7 @@ def obstacle_lines(lines, pos_x, pos_y, vel_x, vel_y, radius, inv_th_obst, edges
             cases[e] = CASE_COLLIDE_LEFT_VERTEX
             if ob_convex[o1]:
                 ux, uy = _unit_or(-rel1_y, rel1_x, 1.0, 0.0)
-                lines[n, 0] = 0.0
-                lines[n, 1] = 0.0
-                lines[n, 2] = ux
-                lines[n, 3] = uy
-                n += 1
+                n = _put(lines, n, 0.0, 0.0, ux, uy)
             continue
         elif s >= 1.0 and dist_sq2 <= radius_sq:
             # Collision with right vertex. Ignore if non-convex or if the neighbouring edge
@@ -291,20 +305,12 @@ def obstacle_lines(lines, pos_x, pos_y, vel_x, vel_y, radius, inv_th_obst, edges
             cases[e] = CASE_COLLIDE_RIGHT_VERTEX
             if ob_convex[o2] and _det(rel2_x, rel2_y, ob_dir[o2, 0], ob_dir[o2, 1]) >= 0.0:
                 ux, uy = _unit_or(-rel2_y, rel2_x, 1.0, 0.0)
-                lines[n, 0] = 0.0
-                lines[n, 1] = 0.0
-                lines[n, 2] = ux
-                lines[n, 3] = uy
-                n += 1
+                n = _put(lines, n, 0.0, 0.0, ux, uy)
             continue
         elif s >= 0.0 and s < 1.0 and dist_sq_line <= radius_sq:
             # Collision with the obstacle segment.
             cases[e] = CASE_COLLIDE_SEGMENT
-            lines[n, 0] = 0.0
-            lines[n, 1] = 0.0
-            lines[n, 2] = -ob_dir[o1, 0]
-            lines[n, 3] = -ob_dir[o1, 1]
-            n += 1
+            n = _put(lines, n, 0.0, 0.0, -ob_dir[o1, 0], -ob_dir[o1, 1])
             continue
 
         # No collision. Compute legs. When viewed obliquely both legs can come from a single
@@ -383,64 +389,36 @@ def obstacle_lines(lines, pos_x, pos_y, vel_x, vel_y, radius, inv_th_obst, edges
             # Project on the left cut-off circle.
             cases[e] = CASE_LEFT_CUTOFF_CIRCLE | flags
             ux, uy = _unit_or(vel_x - lc_x, vel_y - lc_y, -lc_x, -lc_y)
-            lines[n, 0] = lc_x + inv_r * ux
-            lines[n, 1] = lc_y + inv_r * uy
-            lines[n, 2] = uy
-            lines[n, 3] = -ux
-            n += 1
+            n = _put(lines, n, lc_x + inv_r * ux, lc_y + inv_r * uy, uy, -ux)
             continue
         elif t > 1.0 and t_right < 0.0:
             # Project on the right cut-off circle.
             cases[e] = CASE_RIGHT_CUTOFF_CIRCLE | flags
             ux, uy = _unit_or(vel_x - rc_x, vel_y - rc_y, -rc_x, -rc_y)
-            lines[n, 0] = rc_x + inv_r * ux
-            lines[n, 1] = rc_y + inv_r * uy
-            lines[n, 2] = uy
-            lines[n, 3] = -ux
-            n += 1
+            n = _put(lines, n, rc_x + inv_r * ux, rc_y + inv_r * uy, uy, -ux)
             continue
 
         # Project on the left leg, the right leg or the cut-off line, whichever is closest.
-        if t < 0.0 or t > 1.0 or same:
-            dist_sq_cutoff = np.inf
-        else:
-            ax = vel_x - (lc_x + t * cv_x)
-            ay = vel_y - (lc_y + t * cv_y)
-            dist_sq_cutoff = ax * ax + ay * ay
-        if t_left < 0.0:
-            dist_sq_left = np.inf
-        else:
-            ax = vel_x - (lc_x + t_left * left_x)
-            ay = vel_y - (lc_y + t_left * left_y)
-            dist_sq_left = ax * ax + ay * ay
-        if t_right < 0.0:
-            dist_sq_right = np.inf
-        else:
-            ax = vel_x - (rc_x + t_right * right_x)
-            ay = vel_y - (rc_y + t_right * right_y)
-            dist_sq_right = ax * ax + ay * ay
+        dist_sq_cutoff = (np.inf if t < 0.0 or t > 1.0 or same
+                          else _dist_sq_to(vel_x, vel_y, lc_x, lc_y, t, cv_x, cv_y))
+        dist_sq_left = (np.inf if t_left < 0.0
+                        else _dist_sq_to(vel_x, vel_y, lc_x, lc_y, t_left, left_x, left_y))
+        dist_sq_right = (np.inf if t_right < 0.0
+                         else _dist_sq_to(vel_x, vel_y, rc_x, rc_y, t_right, right_x, right_y))
 
         if dist_sq_cutoff <= dist_sq_left and dist_sq_cutoff <= dist_sq_right:
             # Project on the cut-off line.
             cases[e] = CASE_CUTOFF_LINE | flags
             dx = -ob_dir[o1, 0]
             dy = -ob_dir[o1, 1]
-            lines[n, 0] = lc_x + inv_r * -dy
-            lines[n, 1] = lc_y + inv_r * dx
-            lines[n, 2] = dx
-            lines[n, 3] = dy
-            n += 1
+            n = _put(lines, n, lc_x + inv_r * -dy, lc_y + inv_r * dx, dx, dy)
         elif dist_sq_left <= dist_sq_right:
             # Project on the left leg.
             cases[e] = CASE_LEFT_LEG | flags
             if left_foreign:
                 # A foreign leg adds no line: the neighbouring edge covers it.
                 continue
-            lines[n, 0] = lc_x + inv_r * -left_y
-            lines[n, 1] = lc_y + inv_r * left_x
-            lines[n, 2] = left_x
-            lines[n, 3] = left_y
-            n += 1
+            n = _put(lines, n, lc_x + inv_r * -left_y, lc_y + inv_r * left_x, left_x, left_y)
         else:
             # Project on the right leg.
             cases[e] = CASE_RIGHT_LEG | flags
@@ -448,11 +426,7 @@ def obstacle_lines(lines, pos_x, pos_y, vel_x, vel_y, radius, inv_th_obst, edges
                 continue
             dx = -right_x
             dy = -right_y
-            lines[n, 0] = rc_x + inv_r * -dy
-            lines[n, 1] = rc_y + inv_r * dx
-            lines[n, 2] = dx
-            lines[n, 3] = dy
-            n += 1
+            n = _put(lines, n, rc_x + inv_r * -dy, rc_y + inv_r * dx, dx, dy)
     return n
 
 
@@ -522,6 +496,22 @@ def agent_line(rel_x, rel_y, rvel_x, rvel_y, vel_x, vel_y, combined_radius, inv_
 
 
 @njit(cache=True)
+def _agent_lines(lines, n, i, positions, velocities, radius, agent_nbrs, inv_th, inv_dt, cases):
+    """Append agent i's ORCA lines, one per neighbour, nearest first; return the new count."""
+    for k in range(agent_nbrs.shape[1]):
+        j = agent_nbrs[i, k]
+        if j < 0:
+            break
+        lx, ly, ldx, ldy, cases[k] = agent_line(
+            positions[j, 0] - positions[i, 0], positions[j, 1] - positions[i, 1],
+            velocities[i, 0] - velocities[j, 0], velocities[i, 1] - velocities[j, 1],
+            velocities[i, 0], velocities[i, 1], radius[i] + radius[j], inv_th, inv_dt,
+            1.0 if i < j else -1.0)
+        n = _put(lines, n, lx, ly, ldx, ldy)
+    return n
+
+
+@njit(cache=True)
 def solve_all(positions, velocities, prefs, radius, max_speed, agent_nbrs, obst_offsets,
               obst_edges, ob_point, ob_next, ob_prev, ob_dir, ob_convex, time_step,
               time_horizon, time_horizon_obst, active, hard_step_lines, stuck_in, fixed_vel,
@@ -559,6 +549,7 @@ def solve_all(positions, velocities, prefs, radius, max_speed, agent_nbrs, obst_
         lines = np.empty((n_rows, 4))
         proj = np.empty((n_rows, 4))
         cases = np.empty(max_obst, np.int64)
+        agent_cases = np.empty(k_max, np.int64)
         px = positions[i, 0]
         py = positions[i, 1]
         vx = velocities[i, 0]
@@ -592,25 +583,10 @@ def solve_all(positions, velocities, prefs, radius, max_speed, agent_nbrs, obst_
                     lx, ly, ldx, ldy, _ = agent_line(
                         rel_x, rel_y, vx - velocities[j, 0], vy - velocities[j, 1], vx, vy,
                         hard_r, inv_hard, inv_dt, 1.0 if i < j else -1.0)
-                lines[n, 0] = lx
-                lines[n, 1] = ly
-                lines[n, 2] = ldx
-                lines[n, 3] = ldy
-                n += 1
+                n = _put(lines, n, lx, ly, ldx, ldy)
         n_hard = n
-        for k in range(k_max):
-            j = agent_nbrs[i, k]
-            if j < 0:
-                break
-            lx, ly, ldx, ldy, _ = agent_line(
-                positions[j, 0] - px, positions[j, 1] - py,
-                vx - velocities[j, 0], vy - velocities[j, 1], vx, vy,
-                radius[i] + radius[j], inv_th, inv_dt, 1.0 if i < j else -1.0)
-            lines[n, 0] = lx
-            lines[n, 1] = ly
-            lines[n, 2] = ldx
-            lines[n, 3] = ldy
-            n += 1
+        n = _agent_lines(lines, n, i, positions, velocities, radius, agent_nbrs, inv_th, inv_dt,
+                         agent_cases)
         fail, rx, ry = linear_program2(lines, n, max_speed[i], prefs[i, 0], prefs[i, 1], False)
         if fail < n:
             done = False
@@ -660,21 +636,8 @@ def orca_lines_with_cases(i, positions, velocities, radius, agent_nbrs, obst_edg
     n_obst = obstacle_lines(lines, px, py, vx, vy, radius[i], 1.0 / time_horizon_obst,
                             obst_edges, ob_point, ob_next, ob_prev, ob_dir, ob_convex,
                             obstacle_cases)
-    n = n_obst
-    for k in range(k_max):
-        j = agent_nbrs[i, k]
-        if j < 0:
-            break
-        lx, ly, ldx, ldy, case = agent_line(
-            positions[j, 0] - px, positions[j, 1] - py, vx - velocities[j, 0],
-            vy - velocities[j, 1], vx, vy, radius[i] + radius[j], 1.0 / time_horizon,
-            1.0 / time_step, 1.0 if i < j else -1.0)
-        lines[n, 0] = lx
-        lines[n, 1] = ly
-        lines[n, 2] = ldx
-        lines[n, 3] = ldy
-        agent_cases[k] = case
-        n += 1
+    n = _agent_lines(lines, n_obst, i, positions, velocities, radius, agent_nbrs,
+                     1.0 / time_horizon, 1.0 / time_step, agent_cases)
     return lines[:n].copy(), n_obst, obstacle_cases, agent_cases[:n - n_obst].copy()
 
 
