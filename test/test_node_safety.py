@@ -6,11 +6,12 @@ parameters at declaration and on set. The test drives the node's simulated clock
 (use_sim_time), so ticks happen exactly when the test says.
 """
 
+import json
 import math
 import os
 import time
 
-from geometry_msgs.msg import Twist
+from geometry_msgs.msg import Twist, TwistStamped
 from nav_msgs.msg import Odometry
 import numpy as np
 from orca_nav import ros_io
@@ -21,7 +22,10 @@ from rclpy.context import Context
 from rclpy.exceptions import InvalidParameterValueException
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, QoSProfile
 from rosgraph_msgs.msg import Clock
+from std_msgs.msg import String
+from visualization_msgs.msg import MarkerArray
 
 DOMAIN_ID = 22
 PERIOD = 0.1  # node period [s] (rate 10 Hz)
@@ -56,8 +60,10 @@ class Rig:
             type(ros_io.make_goal(0, 0)), f'/{r}/goal_pose', 10) for r in robots}
         self.cmd = dict.fromkeys(robots)
         self.cmd_count = dict.fromkeys(robots, 0)
+        self.cmd_type = TwistStamped if overrides.get('cmd_vel_stamped') else Twist
+        self.last_msg = {}
         for r in robots:
-            self.driver.create_subscription(Twist, f'/{r}/cmd_vel', self._cmd_cb(r), 10)
+            self.driver.create_subscription(self.cmd_type, f'/{r}/cmd_vel', self._cmd_cb(r), 10)
         self.executor = SingleThreadedExecutor(context=context)
         self.executor.add_node(self.node)
         self.executor.add_node(self.driver)
@@ -70,6 +76,7 @@ class Rig:
 
     def _cmd_cb(self, robot):
         def cb(msg):
+            self.last_msg[robot] = msg
             self.cmd[robot] = ros_io.command_values(msg)
             self.cmd_count[robot] += 1
         return cb
@@ -315,3 +322,36 @@ def test_missed_periods_are_counted(rig_factory):
     assert rig.node.tick_stats()['missed_periods'] == 2
     rig.tick()
     assert rig.node.tick_stats()['missed_periods'] == 2
+
+
+def test_stamped_commands_status_and_markers(rig_factory):
+    """Stamped commands on request (Nav2 on Kilted), latched JSON status, ~/markers."""
+    rig = rig_factory(['r1', 'r2'], cmd_vel_stamped=True, marker_rate=5.0)
+    markers, status = [], {}
+    rig.driver.create_subscription(MarkerArray, '/orca_nav/markers', markers.append, 10)
+    for r in ('r1', 'r2'):
+        rig.driver.create_subscription(
+            String, f'/{r}/orca_status', lambda m, r=r: status.__setitem__(r, json.loads(m.data)),
+            QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+    rig.odom('r1', 0.0, 0.0)
+    rig.goal('r1', 3.0, 0.0)
+    for _ in range(3):
+        rig.odom('r1', 0.0, 0.0)
+        cmds = rig.tick()
+    msg = rig.last_msg['r1']
+    assert isinstance(msg, TwistStamped) and msg.header.frame_id == 'r1/base_link'
+    assert msg.header.stamp.sec == int(rig.t) and cmds['r1'][0] > 0.1
+    rig.spin_until(lambda: markers and len(status) == 2)
+    assert status['r1']['state'] == 'active' and status['r1']['goal'] == [3.0, 0.0]
+    assert status['r2'] == {'robot': 'r2', 'state': 'no_odometry', 'goal': None,
+                            'distance': None}
+    assert any(m.ns == 'robots' for m in markers[-1].markers)
+    result = rig.node.set_parameters([Parameter('publish_markers', value=False)])[0]
+    assert result.successful
+    count = len(markers)
+    for _ in range(5):
+        rig.odom('r1', 0.0, 0.0)
+        rig.tick()
+    for _ in range(20):
+        rig.executor.spin_once(timeout_sec=0.01)
+    assert len(markers) == count
