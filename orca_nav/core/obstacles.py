@@ -16,6 +16,8 @@ Example::
 import numpy as np
 from scipy.spatial import cKDTree
 
+# Edges shorter than this [m] carry no direction worth the name (and square to zero).
+MIN_EDGE = 1e-9
 # Edges are sampled for the index at most this far apart [m]: a point within r of an edge is
 # within r + INDEX_SPACING / 2 of one of its samples.
 INDEX_SPACING = 1.0
@@ -32,8 +34,8 @@ def _as_vertices(polygon, index):
     if not np.all(np.isfinite(vertices)):
         raise ValueError(f'polygon {index} has a NaN or infinite vertex: {vertices.tolist()}')
     edges = np.roll(vertices, -1, axis=0) - vertices
-    if np.any(np.hypot(edges[:, 0], edges[:, 1]) == 0.0):
-        raise ValueError(f'polygon {index} repeats a vertex (zero-length edge): '
+    if np.any(np.hypot(edges[:, 0], edges[:, 1]) <= MIN_EDGE):
+        raise ValueError(f'polygon {index} repeats a vertex (an edge shorter than {MIN_EDGE} m): '
                          f'{vertices.tolist()}')
     return vertices
 
@@ -76,19 +78,20 @@ class Obstacles:
                    np.zeros(0, np.int64))
 
     @classmethod
-    def build(cls, polygons=(), segments=None, segment_owner=None):
+    def build(cls, polygons=(), segments=None, segment_owner=None, first_index=0):
         """
         Build from CCW polygons and free segments.
 
         polygons : list of (K, 2) array_like, counter-clockwise, K >= 2
         segments : (M, 2, 2) array_like of free segments, each solid from both sides; segments
-            of zero length are dropped (scans produce them)
+            shorter than MIN_EDGE are dropped (scans produce them)
         segment_owner : (M,) int array_like; -1 = avoided by every agent, i = only by agent i
+        first_index : number of the first polygon in error messages
         """
         points, nexts, prevs, owners = [], [], [], []
         start = 0
         for index, polygon in enumerate(polygons):
-            vertices = _as_vertices(polygon, index)
+            vertices = _as_vertices(polygon, first_index + index)
             k = vertices.shape[0]
             ids = np.arange(start, start + k)
             points.append(vertices)
@@ -105,7 +108,7 @@ class Obstacles:
                                  f'{seg.shape[0]} segments')
             if not np.all(np.isfinite(seg)):
                 raise ValueError('segments contain NaN or infinite coordinates')
-            keep = np.any(seg[:, 0] != seg[:, 1], axis=1)
+            keep = np.hypot(*(seg[:, 1] - seg[:, 0]).T) > MIN_EDGE
             seg, own = seg[keep], own[keep]
             m = seg.shape[0]
             first = start + 2 * np.arange(m)

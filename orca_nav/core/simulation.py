@@ -97,7 +97,8 @@ class Simulation:
         Returns the index of the obstacle's first vertex, as RVO2 does.
         """
         first = sum(len(p) for p in self._polygons)
-        Obstacles.build([vertices])  # validates, raising ValueError with the reason
+        # Validates, raising ValueError with the reason.
+        Obstacles.build([vertices], first_index=len(self._polygons))
         self._polygons.append(np.asarray(vertices, dtype=float))
         self._obstacles_dirty = True
         return first
