@@ -4,6 +4,7 @@ import os
 from pathlib import Path
 
 from orca_nav import fleet
+from orca_nav import params as P
 from orca_nav.node import OrcaNavNode
 import pytest
 import rclpy
@@ -113,3 +114,13 @@ def test_config_file_reaches_a_namespaced_node():
         node.destroy_node()
     finally:
         rclpy.try_shutdown(context=ctx)
+
+
+def test_config_file_lists_every_parameter_with_a_comment():
+    """config/orca_nav.yaml sets every fleet parameter, each line with a comment."""
+    lines = CONFIG.read_text().splitlines()
+    for spec in P.FLEET_PARAMS:
+        found = [ln for ln in lines if ln.strip().startswith(spec.name + ':')]
+        assert found, f'{spec.name} missing from {CONFIG.name}'
+        assert '#' in found[0], f'{spec.name} has no comment'
+    assert lines[3].strip() == '/**:'
