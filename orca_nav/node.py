@@ -303,9 +303,10 @@ class OrcaNavNode(Node):
             try:
                 values = ros_io.odometry_from_cdr(self._odom_msg[i])
             except ValueError as exc:
-                values = None
+                self._odom_rejected += 1
                 self.get_logger().warning(f'{self.settings.names[i]}: {exc}',
                                           throttle_duration_sec=WARN_THROTTLE)
+                continue
             if values is None:
                 self._odom_rejected += 1
                 self.get_logger().warning(
