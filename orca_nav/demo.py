@@ -86,13 +86,11 @@ def compute_metrics(scenario, t, poses, t_goals, goal_tolerance=GOAL_TOLERANCE):
         out['closest'] = {'time': float(t[step] - t_goals), 'step': int(step),
                           'robots': (int(iu[pair]), int(ju[pair])),
                           'distance': float(dist[step, pair])}
-        touching = dist < limit - CONTACT_TOLERANCE
-        # A collision is a pair starting to overlap (a rising edge), so one long contact counts
-        # once.
-        starts = touching[0] | np.any(touching[1:] & ~touching[:-1], axis=0)
-        out['robot_collisions'] = int(starts.sum()) if touching.any() else 0
+        # Robot-robot collisions: pairs that overlap at some sample (a long contact counts once).
+        collided = (dist < limit - CONTACT_TOLERANCE).any(axis=0)
+        out['robot_collisions'] = int(collided.sum())
         out['colliding_pairs'] = [(scenario.names[iu[p]], scenario.names[ju[p]])
-                                  for p in np.flatnonzero(touching.any(axis=0))]
+                                  for p in np.flatnonzero(collided)]
     else:
         out.update(min_separation=math.inf, min_clearance=math.inf, closest=None,
                    robot_collisions=0, colliding_pairs=[])
@@ -290,12 +288,11 @@ def write_params(path, params):
     return path
 
 
-def sim_params(scenario_path, scenario, args, trajectory_file):
-    """Parameters of the simulator for this run."""
+def sim_params(scenario_path, scenario, drive, trajectory_file, seed=0, scan_noise=0.0):
+    """Parameters of the simulator for this run (drive None = as in the scenario file)."""
     return {'scenario': str(scenario_path), 'robots': len(scenario.robots),
-            'drive': args.drive or '',
-            'trajectory_file': str(trajectory_file), 'seed': int(args.seed),
-            'scan_noise': float(args.scan_noise)}
+            'drive': drive or '', 'trajectory_file': str(trajectory_file), 'seed': int(seed),
+            'scan_noise': float(scan_noise)}
 
 
 def node_params(scenario, goal_tolerance=GOAL_TOLERANCE, safety_margin=SAFETY_MARGIN):
@@ -330,8 +327,7 @@ def launch_plan(scenario_name, robots=None, drive=None, goal_tolerance=GOAL_TOLE
     """
     path = scenario_path(scenario_name)
     scenario = load_scenario(path, robots=robots, drive=drive)
-    sim = {'scenario': str(path), 'robots': len(scenario.robots), 'drive': drive or '',
-           'trajectory_file': str(ground_truth)}
+    sim = sim_params(path, scenario, drive, ground_truth)
     demo_args = ['--attach', '--scenario', str(path), '--robots', str(len(scenario.robots)),
                  '--goal-tolerance', str(goal_tolerance)]
     if drive:
@@ -573,7 +569,8 @@ def run(args):
         work = Path(tempfile.mkdtemp(prefix='orca_nav_demo_'))
         truth_path = work / 'ground_truth.npz'
         sim_file = write_params(work / 'sim.yaml',
-                                sim_params(path, scenario, args, truth_path))
+                                sim_params(path, scenario, args.drive, truth_path,
+                                           args.seed, args.scan_noise))
         node_file = write_params(work / 'orca_nav.yaml',
                                  node_params(scenario, args.goal_tolerance,
                                              args.safety_margin))
