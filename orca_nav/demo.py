@@ -177,9 +177,9 @@ def plot_run(scenario, poses, metrics, out_path, title=''):
         ax.add_patch(Polygon(poly, closed=True, facecolor='0.75', edgecolor='0.3', zorder=1))
     for seg in scenario.segments:
         ax.plot(seg[:, 0], seg[:, 1], color='0.3', lw=3, solid_capstyle='round', zorder=1)
-    cmap = plt.get_cmap('tab10' if n <= 10 else 'tab20' if n <= 20 else 'hsv')
+    cmap = plt.get_cmap('tab10' if n <= 10 else 'tab20' if n <= 20 else 'turbo')
     for i, robot in enumerate(scenario.robots):
-        color = cmap(i % cmap.N if n <= 20 else i / n)
+        color = cmap(i % cmap.N if n <= 20 else i / (n - 1))
         ax.plot(xy[:, i, 0], xy[:, i, 1], color=color, lw=1.4, zorder=3)
         ax.add_patch(Circle(robot.start[:2], robot.radius, fill=False, edgecolor=color,
                             lw=1.2, zorder=4))
