@@ -532,6 +532,8 @@ def parse_args(argv=None):
         parser.error(f'--domain-id must be in 0..232, got {args.domain_id}')
     if args.robots is not None and args.robots < 1:
         parser.error(f'--robots must be at least 1, got {args.robots}')
+    if not args.goal_tolerance > 0.0:
+        parser.error(f'--goal-tolerance must be positive, got {args.goal_tolerance}')
     if not 0.0 <= args.safety_margin <= 1.0:
         parser.error(f'--safety-margin must be in 0..1 m, got {args.safety_margin}')
     if args.timeout is not None and not args.timeout > 0:

@@ -43,6 +43,7 @@ from sensor_msgs.msg import LaserScan
 
 MAX_STEP_FACTOR = 5.0  # a late timer integrates at most this many nominal steps at once
 TRAJECTORY_SAVE_PERIOD = 2.0  # [s] wall time between ground-truth snapshots on disk
+TRAJECTORY_MAX_SAMPLES = 180000  # an hour at 50 Hz: a simulator left running stops recording
 
 PARAMETERS = (
     # name, default, description, (min, max) or None
@@ -204,6 +205,12 @@ class SimNode(Node):
             self.clock_pub.publish(msg)
 
     def _record(self):
+        if not self.params['trajectory_file']:
+            return
+        if len(self.history['t']) >= TRAJECTORY_MAX_SAMPLES:
+            self.get_logger().warn(f'ground truth is full ({TRAJECTORY_MAX_SAMPLES} samples): '
+                                   'later steps are not recorded', once=True)
+            return
         self.history['t'].append(self.sim_time)
         self.history['wall'].append(time.time())
         self.history['poses'].append(self.poses.copy())
@@ -278,9 +285,12 @@ class SimNode(Node):
         if not path:
             return
         tmp = f'{path}.tmp.npz'
+        k = len(self.history['t'])
         np.savez(tmp, names=np.array(self.scenario.names), radii=self.radii,
-                 t=np.array(self.history['t']), wall=np.array(self.history['wall']),
-                 poses=np.array(self.history['poses']), scenario=self.scenario.name)
+                 t=np.array(self.history['t'], dtype=float),
+                 wall=np.array(self.history['wall'], dtype=float),
+                 poses=np.array(self.history['poses']).reshape(k, len(self.robots), 3),
+                 scenario=self.scenario.name)
         os.replace(tmp, path)
 
 
