@@ -354,20 +354,17 @@ class Monitor:
         self.stamps = np.full(n, -np.inf)         # odom stamps [s]
         self.snapshot_stamp = -np.inf
         self.history_t, self.history = [], []     # wall time, (N, 3) snapshots
-        self.first_arrival = np.full(n, np.nan)   # wall time of each robot's first arrival
         self.acknowledged = np.zeros(n, bool)
         self.min_separation = math.inf
         self.goal_pubs = []
+        # The node's latched per-robot status (JSON) tells when it has taken the goal.
+        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         for i, robot in enumerate(scenario.robots):
             self.node.create_subscription(Odometry, f'/{robot.name}/odom',
                                           lambda msg, i=i: self._on_odom(i, msg),
                                           QoSProfile(depth=10))
             self.goal_pubs.append(self.node.create_publisher(
                 PoseStamped, f'/{robot.name}/goal_pose', QoSProfile(depth=10)))
-        # The node's latched per-robot status (JSON) tells when it has taken the goal.
-        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self.states = [''] * n
-        for i, robot in enumerate(scenario.robots):
             self.node.create_subscription(String, f'/{robot.name}/{STATUS_TOPIC}',
                                           lambda msg, i=i: self._on_status(i, msg), latched)
         # The node's tick statistics (JSON, about once a second).
@@ -400,11 +397,9 @@ class Monitor:
 
     def _on_status(self, i, msg):
         try:
-            status = json.loads(msg.data)
-            goal = status.get('goal')
+            goal = json.loads(msg.data).get('goal')
         except (ValueError, AttributeError):
             return
-        self.states[i] = str(status.get('state', ''))
         if goal is not None and np.allclose(goal, self.scenario.goals[i], atol=1e-3):
             self.acknowledged[i] = True
 
@@ -430,10 +425,7 @@ class Monitor:
             np.fill_diagonal(d, np.inf)
             self.min_separation = min(self.min_separation, float(d.min()))
         moved = np.linalg.norm(xy - self.scenario.starts[:, :2], axis=1) > MOVED_THRESHOLD
-        at_goal = self.at_goal()
-        self.acknowledged |= moved | at_goal
-        self.first_arrival = np.where(np.isnan(self.first_arrival) & at_goal, now,
-                                      self.first_arrival)
+        self.acknowledged |= moved | self.at_goal()
 
     def at_goal(self):
         """(N,) bool: robots now within goal_tolerance of their goal."""
@@ -448,11 +440,11 @@ class Monitor:
         """Whether something subscribes to every robot's goal_pose (the node is up)."""
         return all(pub.get_subscription_count() > 0 for pub in self.goal_pubs)
 
-    def send_goals(self, only_unacknowledged=True):
-        """Publish the goal of every robot that has not moved yet (or of every robot)."""
+    def send_goals(self):
+        """Publish the goal of every robot whose goal is not acknowledged yet."""
         stamp = self.node.get_clock().now().to_msg()
         for i, robot in enumerate(self.scenario.robots):
-            if only_unacknowledged and self.acknowledged[i]:
+            if self.acknowledged[i]:
                 continue
             yaw = math.atan2(robot.goal[1] - robot.start[1], robot.goal[0] - robot.start[0])
             self.goal_pubs[i].publish(make_goal(*robot.goal, yaw, frame_id='map', stamp=stamp))

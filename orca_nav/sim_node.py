@@ -133,7 +133,6 @@ class SimNode(Node):
         self.world_segments = self.scenario.obstacle_segments()
         self.rng = np.random.default_rng(p['seed'])
         self.sim_time = 0.0
-        self.steps = 0
         self.nominal_dt = 1.0 / p['sim_rate']
         self.last_step = time.monotonic()
         self.beam_offsets = -math.pi + 2.0 * math.pi / p['scan_beams'] * np.arange(
@@ -197,7 +196,6 @@ class SimNode(Node):
         for i in range(len(self.robots)):
             self.poses[i] = integrate(self.poses[i], *self.twists[i], dt)
         self.sim_time += dt
-        self.steps += 1
         self._record()
         if self.clock_pub is not None:
             msg = Clock()
