@@ -527,6 +527,7 @@ class OrcaNavNode(Node):
             'odom_received': int(sum(self._odom_count)),
             'odom_rejected': self._odom_rejected,
             'goals_rejected': self._goal_rejected,
+            'scans_received': int(sum(self._scan_count)),
             'scans_rejected': self._scan_rejected,
         }
 

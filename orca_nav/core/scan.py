@@ -34,6 +34,8 @@ import math
 
 import numpy as np
 
+from ._jit import njit
+
 # A scan whose beams cover at least 2 pi minus this [rad] is a full circle: its first and last
 # beams are neighbours, so a cluster may wrap around (float slack on n * angle_increment).
 FULL_CIRCLE_SLACK = 1e-6
@@ -229,7 +231,7 @@ def scan_to_segments(ranges, angle_min, angle_increment, range_min, range_max, s
     Notes
     -----
     Every return a segment is fitted to lies within split_tolerance of the segment's line.
-    Cost: vectorised over returns; Python-level work is per cluster and per split, so a
+    Cost: vectorised over returns; the split-and-merge per cluster is compiled (numba), so a
     720-beam scan takes well under a millisecond.
 
     """
@@ -272,14 +274,11 @@ def scan_to_segments(ranges, angle_min, angle_increment, range_min, range_max, s
         return empty
 
     starts, ends, x, y = _clusters(beam, x, y, n_beams, abs(angle_increment), jump_distance)
-    sums = _running_sums(x, y)
-    segments = []
-    for start, end in zip(starts, ends):
-        if end - start + 1 >= min_points:
-            _fit_cluster(x, y, sums, start, end, split_tolerance, min_points, segments)
-    if not segments:
+    segments = _fit_clusters(x, y, _running_sums(x, y), np.asarray(starts, np.int64),
+                             np.asarray(ends, np.int64), split_tolerance, min_points)
+    if not segments.shape[0]:
         return empty
-    out = np.array(segments, dtype=np.float64).reshape(-1, 2, 2)
+    out = segments.reshape(-1, 2, 2)
     out[:, :, 0] += pose[0]
     out[:, :, 1] += pose[1]
     return out
@@ -327,13 +326,14 @@ def _clusters(beam, x, y, n_beams, increment, jump_distance):
 
 
 def _running_sums(x, y):
-    """(5, K + 1) prefix sums of x, y, x^2, y^2, x*y, as lists, for O(1) line fits."""
+    """(5, K + 1) prefix sums of x, y, x^2, y^2, x*y, for O(1) line fits."""
     stacked = np.stack([x, y, x * x, y * y, x * y])
     sums = np.zeros((5, x.shape[0] + 1))
     np.cumsum(stacked, axis=1, out=sums[:, 1:])
-    return sums.tolist()
+    return sums
 
 
+@njit(cache=True)
 def _fit_line(x, y, sums, i, j):
     """
     Total-least-squares line through returns i..j (inclusive).
@@ -341,48 +341,56 @@ def _fit_line(x, y, sums, i, j):
     Returns (cx, cy, ux, uy, max_residual): centroid [m], unit direction, and the largest
     distance of any of the returns from the line [m].
     """
-    sx, sy, sxx, syy, sxy = sums
     n = j - i + 1
-    cx = (sx[j + 1] - sx[i]) / n
-    cy = (sy[j + 1] - sy[i]) / n
-    cxx = (sxx[j + 1] - sxx[i]) / n - cx * cx
-    cyy = (syy[j + 1] - syy[i]) / n - cy * cy
-    cxy = (sxy[j + 1] - sxy[i]) / n - cx * cy
+    cx = (sums[0, j + 1] - sums[0, i]) / n
+    cy = (sums[1, j + 1] - sums[1, i]) / n
+    cxx = (sums[2, j + 1] - sums[2, i]) / n - cx * cx
+    cyy = (sums[3, j + 1] - sums[3, i]) / n - cy * cy
+    cxy = (sums[4, j + 1] - sums[4, i]) / n - cx * cy
     # Major axis of the 2x2 covariance: the direction of least squared perpendicular distance.
     theta = 0.5 * math.atan2(2.0 * cxy, cxx - cyy)
-    ux, uy = math.cos(theta), math.sin(theta)
+    ux = math.cos(theta)
+    uy = math.sin(theta)
     # Exact residuals from the points (the running sums only steer the direction).
-    offset = x[i:j + 1] * -uy + y[i:j + 1] * ux
     centre = -cx * uy + cy * ux
-    residual = max(offset.max() - centre, centre - offset.min())
+    residual = 0.0
+    for k in range(i, j + 1):
+        residual = max(residual, abs(-x[k] * uy + y[k] * ux - centre))
     return cx, cy, ux, uy, residual
 
 
+@njit(cache=True)
 def _split(x, y, i, j, tol):
     """
     Split returns i..j by iterative end-point fit: at the farthest return from the chord.
 
     Returns a list of (i, j) pieces in order; neighbouring pieces share their split return.
     """
-    pieces = []
+    pieces = [(i, j)]
+    pieces.pop()
     stack = [(i, j)]
-    while stack:
+    while len(stack):
         a, b = stack.pop()
         if b - a < 2:
             pieces.append((a, b))
             continue
-        px, py = x[a], y[a]
-        dx, dy = x[b] - px, y[b] - py
+        px = x[a]
+        py = y[a]
+        dx = x[b] - px
+        dy = y[b] - py
         chord = math.hypot(dx, dy)
-        xs, ys = x[a + 1:b], y[a + 1:b]
-        if chord > MIN_CHORD_LENGTH:
-            dist = np.abs((xs - px) * (dy / chord) - (ys - py) * (dx / chord))
-        else:
-            # The cluster curves back onto its start: distance to that point instead.
-            dist = np.hypot(xs - px, ys - py)
-        k = int(dist.argmax())
-        if dist[k] > tol:
-            split = a + 1 + k
+        far = -1.0
+        split = a + 1
+        for k in range(a + 1, b):
+            if chord > MIN_CHORD_LENGTH:
+                d = abs((x[k] - px) * (dy / chord) - (y[k] - py) * (dx / chord))
+            else:
+                # The cluster curves back onto its start: distance to that point instead.
+                d = math.hypot(x[k] - px, y[k] - py)
+            if d > far:
+                far = d
+                split = k
+        if far > tol:
             stack.append((split, b))  # popped after the left half: pieces stay in order
             stack.append((a, split))
         else:
@@ -390,36 +398,47 @@ def _split(x, y, i, j, tol):
     return pieces
 
 
-def _fit_cluster(x, y, sums, start, end, tol, min_points, segments):
-    """Split-and-merge one cluster; append its segments (relative to the sensor) to segments."""
-    pieces = _split(x, y, start, end, tol)
-    # Merge adjacent pieces while their union still fits one line (the end-point fit splits
-    # where noise tilts a chord; the least-squares line of the union does not tilt).
-    merged = []
-    cur_i, cur_j = pieces[0]
-    cur_fit = None
-    for nxt_i, nxt_j in pieces[1:]:
-        fit = _fit_line(x, y, sums, cur_i, nxt_j)
-        if fit[4] <= tol:
-            cur_j, cur_fit = nxt_j, fit
-        else:
-            merged.append((cur_i, cur_j, cur_fit))
-            cur_i, cur_j, cur_fit = nxt_i, nxt_j, None
-    merged.append((cur_i, cur_j, cur_fit))
-
-    for i, j, fit in merged:
-        if j - i + 1 < min_points:
-            continue  # too few returns to trust (stray points, spikes)
-        if fit is None:
-            fit = _fit_line(x, y, sums, i, j)
-        cx, cy, ux, uy, residual = fit
-        if residual <= tol:
-            # End points: the extreme returns projected onto the least-squares line.
-            t0 = (x[i] - cx) * ux + (y[i] - cy) * uy
-            t1 = (x[j] - cx) * ux + (y[j] - cy) * uy
-            seg = (cx + t0 * ux, cy + t0 * uy, cx + t1 * ux, cy + t1 * uy)
-        else:
-            # The least-squares line fits worse than the chord did: keep the chord.
-            seg = (x[i], y[i], x[j], y[j])
-        if math.hypot(seg[2] - seg[0], seg[3] - seg[1]) >= MIN_SEGMENT_LENGTH:
-            segments.append(seg)
+@njit(cache=True)
+def _fit_clusters(x, y, sums, starts, ends, tol, min_points):
+    """Split-and-merge every cluster; return (M, 4) segments relative to the sensor."""
+    out = np.empty((x.shape[0], 4))
+    m = 0
+    for c in range(starts.shape[0]):
+        start = starts[c]
+        end = ends[c]
+        if end - start + 1 < min_points:
+            continue
+        pieces = _split(x, y, start, end, tol)
+        # Merge adjacent pieces while their union still fits one line (the end-point fit
+        # splits where noise tilts a chord; the least-squares line of the union does not tilt).
+        merged = [(start, end)]
+        merged.pop()
+        cur_i, cur_j = pieces[0]
+        for p in range(1, len(pieces)):
+            nxt_i, nxt_j = pieces[p]
+            if _fit_line(x, y, sums, cur_i, nxt_j)[4] <= tol:
+                cur_j = nxt_j
+            else:
+                merged.append((cur_i, cur_j))
+                cur_i, cur_j = nxt_i, nxt_j
+        merged.append((cur_i, cur_j))
+        for i, j in merged:
+            if j - i + 1 < min_points:
+                continue  # too few returns to trust (stray points, spikes)
+            cx, cy, ux, uy, residual = _fit_line(x, y, sums, i, j)
+            if residual <= tol:
+                # End points: the extreme returns projected onto the least-squares line.
+                t0 = (x[i] - cx) * ux + (y[i] - cy) * uy
+                t1 = (x[j] - cx) * ux + (y[j] - cy) * uy
+                x0, y0 = cx + t0 * ux, cy + t0 * uy
+                x1, y1 = cx + t1 * ux, cy + t1 * uy
+            else:
+                # The least-squares line fits worse than the chord did: keep the chord.
+                x0, y0, x1, y1 = x[i], y[i], x[j], y[j]
+            if math.hypot(x1 - x0, y1 - y0) >= MIN_SEGMENT_LENGTH:
+                out[m, 0] = x0
+                out[m, 1] = y0
+                out[m, 2] = x1
+                out[m, 3] = y1
+                m += 1
+    return out[:m]
