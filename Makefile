@@ -52,7 +52,8 @@ pytest: venv-test
 bench: venv-test
 	PYTHONPATH=$(CURDIR) $(PY) -m benchmarks.bench_core
 	PYTHONPATH=$(CURDIR) $(PY) -m benchmarks.bench_scan
-	PYTHONPATH=$(CURDIR) $(PY) -m benchmarks.bench_node
+	PYTHONPATH=$(CURDIR) $(PY) -m benchmarks.bench_node --fleets 10 50 100 200 250
+	PYTHONPATH=$(CURDIR) $(PY) -m benchmarks.bench_node --fleets 50 --scan-beams 360
 
 clean:
 	rm -rf .colcon build install log .pytest_cache .hypothesis

@@ -5,7 +5,7 @@ For each robot ``r`` in ``robots`` the node subscribes ``/<r>/odom`` and ``/<r>/
 publishes ``/<r>/cmd_vel`` (topic names are parameters); robots in ``observed_robots`` are only
 watched as moving obstacles. A timer at ``rate`` Hz gathers the latest state of every robot,
 computes preferred velocities toward the goals, calls the ORCA core once for the whole fleet and
-publishes one command per robot. See docs/node.md for topics, parameters and status format.
+publishes one command per robot. See README.md ("The node") for topics, parameters and status format.
 
 Run::
 
@@ -67,7 +67,7 @@ FULL_GC_PERIOD = 10.0
 # Automatic full collections are pushed this far away (gen-1 collections between two).
 GC_THRESHOLD_2 = 1_000_000
 
-# Robot states reported on the status topic (see docs/node.md).
+# Robot states reported on the status topic (see README.md, "The node").
 NO_ODOMETRY = 'no_odometry'
 STALE_ODOMETRY = 'stale_odometry'
 IDLE = 'idle'
