@@ -5,7 +5,8 @@ For each robot ``r`` in ``robots`` the node subscribes ``/<r>/odom`` and ``/<r>/
 publishes ``/<r>/cmd_vel`` (topic names are parameters); robots in ``observed_robots`` are only
 watched as moving obstacles. A timer at ``rate`` Hz gathers the latest state of every robot,
 computes preferred velocities toward the goals, calls the ORCA core once for the whole fleet and
-publishes one command per robot. See README.md ("The node") for topics, parameters and status format.
+publishes one command per robot. See README.md ("The node") for topics, parameters and the
+status format.
 
 Run::
 

@@ -172,8 +172,8 @@ def _color(r, g, b, a=1.0):
     return ColorRGBA(r=float(r), g=float(g), b=float(b), a=float(a))
 
 
-# Disc colours by state (see README.md, "The node"): green moving, blue arrived or idle, grey observed,
-# red stale or missing odometry.
+# Disc colours by state (see README.md, "The node"): green moving, blue arrived or idle,
+# grey observed, red stale or missing odometry.
 STATE_COLORS = {'active': (0.1, 0.8, 0.2), 'reached': (0.2, 0.4, 1.0), 'idle': (0.2, 0.4, 1.0),
                 'observed': (0.6, 0.6, 0.6), 'stale_odometry': (1.0, 0.1, 0.1),
                 'no_odometry': (1.0, 0.1, 0.1)}
