@@ -8,7 +8,6 @@ parameters at declaration and on set. The test drives the node's simulated clock
 
 import json
 import math
-import os
 import time
 
 from geometry_msgs.msg import Twist, TwistStamped
@@ -18,7 +17,6 @@ from orca_nav import ros_io
 from orca_nav.node import OrcaNavNode
 import pytest
 import rclpy
-from rclpy.context import Context
 from rclpy.exceptions import InvalidParameterValueException
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
@@ -29,16 +27,6 @@ from visualization_msgs.msg import MarkerArray
 
 DOMAIN_ID = 22
 PERIOD = 0.1  # node period [s] (rate 10 Hz)
-
-
-@pytest.fixture(scope='module')
-def context():
-    """Return a private rclpy context on this module's domain, DDS on loopback only."""
-    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-    ctx = Context()
-    rclpy.init(context=ctx, domain_id=DOMAIN_ID)
-    yield ctx
-    rclpy.try_shutdown(context=ctx)
 
 
 class Rig:

@@ -19,7 +19,6 @@ from nav_msgs.msg import Odometry
 from orca_nav import ros_io
 import pytest
 import rclpy
-from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 
 DOMAIN_ID = 23
@@ -33,16 +32,6 @@ def node_env():
                PYTHONUNBUFFERED='1')
     env['PYTHONPATH'] = os.pathsep.join([str(REPO)] + [p for p in [env.get('PYTHONPATH')] if p])
     return env
-
-
-@pytest.fixture(scope='module')
-def context():
-    """Return a private rclpy context on this module's domain, DDS on loopback only."""
-    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-    ctx = Context()
-    rclpy.init(context=ctx, domain_id=DOMAIN_ID)
-    yield ctx
-    rclpy.try_shutdown(context=ctx)
 
 
 @pytest.mark.parametrize('sig', [signal.SIGINT, signal.SIGTERM])

@@ -9,7 +9,6 @@ makes the runs deterministic and faster than real time.
 """
 
 import math
-import os
 import time
 
 from geometry_msgs.msg import Twist
@@ -20,7 +19,6 @@ from orca_nav.core.raycast import cast_rays
 from orca_nav.node import make_executor, OrcaNavNode
 import pytest
 import rclpy
-from rclpy.context import Context
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data, QoSProfile
 from rosgraph_msgs.msg import Clock
@@ -32,16 +30,6 @@ SUBSTEPS = 10            # world integration (and contact checking) steps per no
 WAIT_TIMEOUT = 5.0       # [s] wall time to wait for messages before failing
 SCAN_BEAMS = 360         # beams of the simulated 360 degree laser
 SCAN_RANGE = 6.0         # [m] its maximum range
-
-
-@pytest.fixture(scope='module')
-def context():
-    """Return a private rclpy context on this module's domain, DDS on loopback only."""
-    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-    ctx = Context()
-    rclpy.init(context=ctx, domain_id=DOMAIN_ID)
-    yield ctx
-    rclpy.try_shutdown(context=ctx)
 
 
 class World:
