@@ -45,22 +45,23 @@ def set_preferred(sim, prefs):
         sim.set_agent_pref_velocity(i, (float(vx), float(vy)))
 
 
-def positions_of(sim):
-    """(N, 2) agent positions."""
+def _per_agent(sim, getter):
+    """(N, 2) array of one Vector2 property of every agent."""
     out = np.empty((sim.get_num_agents(), 2))
     for i in range(out.shape[0]):
-        p = sim.get_agent_position(i)
-        out[i] = (p.x, p.y)
+        v = getter(i)
+        out[i] = (v.x, v.y)
     return out
+
+
+def positions_of(sim):
+    """(N, 2) agent positions."""
+    return _per_agent(sim, sim.get_agent_position)
 
 
 def velocities_of(sim):
     """(N, 2) agent velocities."""
-    out = np.empty((sim.get_num_agents(), 2))
-    for i in range(out.shape[0]):
-        v = sim.get_agent_velocity(i)
-        out[i] = (v.x, v.y)
-    return out
+    return _per_agent(sim, sim.get_agent_velocity)
 
 
 def one_step(positions, velocities, prefs, radius, max_speed, *, polygons=(), **params):
