@@ -188,19 +188,3 @@ class Obstacles:
         offsets = np.zeros(n + 1, np.int64)
         np.cumsum(np.bincount(agent, minlength=n), out=offsets[1:])
         return offsets, np.ascontiguousarray(edge[order])
-
-    def polygons(self):
-        """Obstacles as vertex loops (for plots): a list of (K, 2) arrays."""
-        seen = np.zeros(self.num_vertices, bool)
-        loops = []
-        for start in range(self.num_vertices):
-            if seen[start]:
-                continue
-            loop = []
-            v = start
-            while not seen[v]:
-                seen[v] = True
-                loop.append(self.point[v])
-                v = self.next[v]
-            loops.append(np.array(loop))
-        return loops

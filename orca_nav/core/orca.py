@@ -52,9 +52,7 @@ CASE_AGENT_OVERLAP = 4  # already overlapping: cut-off circle of one time step
 # In a conflict, aim this far to the right of the preferred velocity [rad]: a shared
 # keep-right convention turns a head-on jam into a roundabout.
 FALLBACK_TURN = 0.7
-# One-step lines look this many time steps ahead ...
-HARD_STEPS = 1.0
-# ... with radii this much larger: a thin margin keeps contacts from locking crowds solid.
+# One-step lines use radii this much larger: a thin margin keeps contacts from locking crowds.
 HARD_MARGIN = 0.02
 # Below this length a vector is treated as zero when it has to be normalised (avoids NaN).
 TINY = 1e-12
@@ -559,7 +557,6 @@ def solve_all(positions, velocities, prefs, radius, max_speed, agent_nbrs, obst_
                                 ob_point, ob_next, ob_prev, ob_dir, ob_convex, cases)
         n = n_obst
         if hard_step_lines:
-            inv_hard = inv_dt / HARD_STEPS
             # One-step lines for the neighbours that could touch this agent before the next
             # step (the others' one-step lines lie beyond both speed circles).
             for k in range(k_max):
@@ -569,20 +566,20 @@ def solve_all(positions, velocities, prefs, radius, max_speed, agent_nbrs, obst_
                 rel_x = positions[j, 0] - px
                 rel_y = positions[j, 1] - py
                 hard_r = (radius[i] + radius[j]) * (1.0 + HARD_MARGIN)
-                reach = hard_r + (max_speed[i] + max_speed[j]) * time_step * HARD_STEPS
+                reach = hard_r + (max_speed[i] + max_speed[j]) * time_step
                 if rel_x * rel_x + rel_y * rel_y >= reach * reach:
                     continue
                 if stuck_in[j]:
                     # The neighbour cannot give way: avoid its chosen velocity all alone.
                     lx, ly, ldx, ldy, _ = agent_line(
                         rel_x, rel_y, vx - fixed_vel[j, 0], vy - fixed_vel[j, 1], vx, vy,
-                        hard_r, inv_hard, inv_dt, 1.0 if i < j else -1.0)
+                        hard_r, inv_dt, inv_dt, 1.0 if i < j else -1.0)
                     lx = 2.0 * lx - vx
                     ly = 2.0 * ly - vy
                 else:
                     lx, ly, ldx, ldy, _ = agent_line(
                         rel_x, rel_y, vx - velocities[j, 0], vy - velocities[j, 1], vx, vy,
-                        hard_r, inv_hard, inv_dt, 1.0 if i < j else -1.0)
+                        hard_r, inv_dt, inv_dt, 1.0 if i < j else -1.0)
                 n = _put(lines, n, lx, ly, ldx, ldy)
         n_hard = n
         n = _agent_lines(lines, n, i, positions, velocities, radius, agent_nbrs, inv_th, inv_dt,

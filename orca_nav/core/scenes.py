@@ -15,6 +15,7 @@ Example::
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.spatial import cKDTree
 
 from .simulation import Simulation
 
@@ -123,7 +124,6 @@ def preferred_velocities(positions, goals, rng=None, perturbation=0.0):
 
 def min_clearance(positions, radius):
     """Smallest distance minus the sum of radii over all pairs (inf with fewer than 2 agents)."""
-    from scipy.spatial import cKDTree
     if len(positions) < 2:
         return np.inf
     tree = cKDTree(positions)
