@@ -141,8 +141,9 @@ class OrcaNavNode(Node):
         for i, robot in enumerate(s.names):
             # raw=True: the callback stores the serialized message; the timer reads the few
             # numbers it needs (see ros_io.odometry_from_cdr). This is the hot path.
-            self.create_subscription(Odometry, self._topic(robot, 'odom_topic'),
-                                     self._odom_callback(i), ODOM_QOS, raw=True)
+            store = self._store_callback(i, self._odom_msg, self._odom_count, self._odom_rx_ns)
+            self.create_subscription(Odometry, self._topic(robot, 'odom_topic'), store, ODOM_QOS,
+                                     raw=True)
             if i >= c:
                 continue
             self.create_subscription(PoseStamped, self._topic(robot, 'goal_topic'),
@@ -163,8 +164,10 @@ class OrcaNavNode(Node):
         self._scan_rejected = 0
         if values['scan_enabled']:
             for i, robot in enumerate(s.names[:c]):
-                self.create_subscription(LaserScan, self._topic(robot, 'scan_topic'),
-                                         self._scan_callback(i), qos_profile_sensor_data)
+                store = self._store_callback(i, self._scan_msg, self._scan_count,
+                                             self._scan_rx_ns)
+                self.create_subscription(LaserScan, self._topic(robot, 'scan_topic'), store,
+                                         qos_profile_sensor_data)
         self._stats_pub = self.create_publisher(String, '~/tick_stats', 10)
         self._marker_pub = self.create_publisher(MarkerArray, '~/markers', 1)
         self._timer = self.create_timer(self.period, self._tick)
@@ -216,20 +219,13 @@ class OrcaNavNode(Node):
 
     # --- callbacks ---------------------------------------------------------------------------
 
-    def _odom_callback(self, i):
-        """Odometry callback of robot i: store the message and its receive time, nothing else."""
-        msgs, counts, rx_ns = self._odom_msg, self._odom_count, self._odom_rx_ns
-        clock = self.get_clock()
+    def _store_callback(self, i, msgs, counts, rx_ns):
+        """
+        Return a callback that stores robot i's message and its receive time, nothing else.
 
-        def callback(raw):
-            msgs[i] = raw
-            counts[i] += 1
-            rx_ns[i] = clock.now().nanoseconds
-        return callback
-
-    def _scan_callback(self, i):
-        """Laser scan callback of robot i: store the message and its receive time."""
-        msgs, counts, rx_ns = self._scan_msg, self._scan_count, self._scan_rx_ns
+        Used for odometry (raw bytes, read in the tick) and laser scans: the hot path stays a
+        few assignments, whatever the message rate.
+        """
         clock = self.get_clock()
 
         def callback(msg):
