@@ -28,9 +28,9 @@ setup(
     tests_require=['pytest'],
     entry_points={
         'console_scripts': [
-            'orca_nav_node = orca_nav.node:main',
-            'orca_nav_sim = orca_nav.sim_node:main',
-            'orca_nav_demo = orca_nav.demo:main',
+            'orca_nav_node = orca_nav.ros.node:main',
+            'orca_nav_sim = orca_nav.sim.node:main',
+            'orca_nav_demo = orca_nav.sim.demo:main',
         ],
     },
 )

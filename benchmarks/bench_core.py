@@ -17,9 +17,9 @@ import time
 import numpy as np
 
 from orca_nav.core import Simulation, warmup
-from orca_nav.core.scenes import (blocks_scene, circle_scene, dense_crowd_scene,
-                                  preferred_velocities)
 from orca_nav.testing import rvo2
+from orca_nav.testing.scenes import (blocks_scene, circle_scene, dense_crowd_scene,
+                                     preferred_velocities)
 
 
 def _clone(sim, guard):

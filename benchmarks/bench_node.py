@@ -103,14 +103,14 @@ def run_load(n, duration, scan_beams=0):
     import rclpy
     from rclpy.qos import qos_profile_sensor_data
     from sensor_msgs.msg import LaserScan
-    from orca_nav import ros_io
+    from orca_nav.ros import messages
 
     rclpy.init()
     node = rclpy.create_node('odom_load')
     names = robot_names(n)
     side = max(1, int(round(n ** 0.5)))
     pubs = [node.create_publisher(Odometry, f'/{r}/odom', 10) for r in names]
-    goal_pubs = [node.create_publisher(type(ros_io.make_goal(0, 0)), f'/{r}/goal_pose', 10)
+    goal_pubs = [node.create_publisher(type(messages.make_goal(0, 0)), f'/{r}/goal_pose', 10)
                  for r in names]
     msgs = []
     for i, r in enumerate(names):
@@ -135,8 +135,8 @@ def run_load(n, duration, scan_beams=0):
         time.sleep(0.05)
     for _ in range(3):
         for i, pub in enumerate(goal_pubs):
-            pub.publish(ros_io.make_goal(msgs[i].pose.pose.position.x + 1000.0,
-                                         msgs[i].pose.pose.position.y))
+            pub.publish(messages.make_goal(msgs[i].pose.pose.position.x + 1000.0,
+                                           msgs[i].pose.pose.position.y))
         time.sleep(0.1)
     clock = node.get_clock()
     period = 1.0 / ODOM_RATE

@@ -14,7 +14,7 @@ from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
-from orca_nav.fleet import plan_nodes
+from orca_nav.ros.fleet import plan_nodes
 
 
 def _nodes(context):

@@ -17,7 +17,7 @@ from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction, Shutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
-from orca_nav.demo import GOAL_TOLERANCE, launch_plan, SAFETY_MARGIN
+from orca_nav.sim.demo import GOAL_TOLERANCE, launch_plan, SAFETY_MARGIN
 
 
 def _nodes(context):

@@ -1,7 +1,7 @@
 """RVO2's example scenes run to completion, as RVO2 judges it, without any overlap."""
 
 import numpy as np
-from orca_nav.core.scenes import blocks_scene, circle_scene, run_scene
+from orca_nav.testing.scenes import blocks_scene, circle_scene, run_scene
 import pytest
 
 # Allowed overlap [m] (rounding), the issue's threshold.

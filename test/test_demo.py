@@ -15,9 +15,9 @@ import subprocess
 import sys
 
 import numpy as np
-from orca_nav.demo import (compute_metrics, EXIT_COLLISION, EXIT_OK, format_table, launch_plan,
-                           parse_args, plot_run, write_params)
-from orca_nav.scenarios import load_scenario, scenario_from_dict
+from orca_nav.sim.demo import (compute_metrics, EXIT_COLLISION, EXIT_OK, format_table, launch_plan,
+                               parse_args, plot_run, write_params)
+from orca_nav.sim.scenarios import load_scenario, scenario_from_dict
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
@@ -199,7 +199,7 @@ def test_attach_mode_follows_a_fleet_started_elsewhere(tmp_path):
                PYTHONPATH=os.pathsep.join([str(REPO)] + [
                    p for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if p]))
     procs = []
-    for module, params in (('orca_nav.sim_node', plan['sim']), ('orca_nav.node', plan['node'])):
+    for module, params in (('orca_nav.sim.node', plan['sim']), ('orca_nav.node', plan['node'])):
         path = write_params(tmp_path / f'{module}.yaml', params)
         procs.append(subprocess.Popen([sys.executable, '-m', module, '--ros-args',
                                        '--params-file', str(path)], env=env,

@@ -3,9 +3,9 @@
 import os
 from pathlib import Path
 
-from orca_nav import fleet
-from orca_nav import params as P
-from orca_nav.node import OrcaNavNode
+from orca_nav.ros import fleet
+from orca_nav.ros import params as P
+from orca_nav.ros.node import OrcaNavNode
 import pytest
 import rclpy
 from rclpy.context import Context

@@ -13,8 +13,8 @@ import time
 from geometry_msgs.msg import Twist, TwistStamped
 from nav_msgs.msg import Odometry
 import numpy as np
-from orca_nav import ros_io
-from orca_nav.node import OrcaNavNode
+from orca_nav.ros import messages
+from orca_nav.ros.node import OrcaNavNode
 import pytest
 import rclpy
 from rclpy.exceptions import InvalidParameterValueException
@@ -45,7 +45,7 @@ class Rig:
         self.odom_pubs = {r: self.driver.create_publisher(Odometry, f'/{r}/odom', 10)
                           for r in robots}
         self.goal_pubs = {r: self.driver.create_publisher(
-            type(ros_io.make_goal(0, 0)), f'/{r}/goal_pose', 10) for r in robots}
+            type(messages.make_goal(0, 0)), f'/{r}/goal_pose', 10) for r in robots}
         self.cmd = dict.fromkeys(robots)
         self.cmd_count = dict.fromkeys(robots, 0)
         self.cmd_type = TwistStamped if overrides.get('cmd_vel_stamped') else Twist
@@ -65,7 +65,7 @@ class Rig:
     def _cmd_cb(self, robot):
         def cb(msg):
             self.last_msg[robot] = msg
-            self.cmd[robot] = ros_io.command_values(msg)
+            self.cmd[robot] = messages.command_values(msg)
             self.cmd_count[robot] += 1
         return cb
 
@@ -87,7 +87,7 @@ class Rig:
         """Publish one odometry message of robot and wait until the node has it."""
         msg = Odometry()
         msg.pose.pose.position.x, msg.pose.pose.position.y = float(x), float(y)
-        q = ros_io.quaternion_from_yaw(yaw) if math.isfinite(yaw) else (0.0, 0.0, yaw, 1.0)
+        q = messages.quaternion_from_yaw(yaw) if math.isfinite(yaw) else (0.0, 0.0, yaw, 1.0)
         (msg.pose.pose.orientation.x, msg.pose.pose.orientation.y,
          msg.pose.pose.orientation.z, msg.pose.pose.orientation.w) = q
         msg.twist.twist.linear.x = float(vx)
@@ -99,7 +99,7 @@ class Rig:
     def goal(self, robot, x, y, frame_id='map'):
         """Publish a goal and let the node process it."""
         count = self.node._goals_received
-        self.goal_pubs[robot].publish(ros_io.make_goal(x, y, frame_id=frame_id))
+        self.goal_pubs[robot].publish(messages.make_goal(x, y, frame_id=frame_id))
         self.spin_until(lambda: self.node._goals_received > count)
 
     def tick(self):

@@ -16,7 +16,7 @@ import time
 
 from geometry_msgs.msg import Twist
 from nav_msgs.msg import Odometry
-from orca_nav import ros_io
+from orca_nav.ros import messages
 import pytest
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
@@ -49,11 +49,11 @@ def test_signal_sends_zero_to_every_robot(context, sig):
 
     def on_cmd(robot):
         def cb(msg):
-            last[robot] = ros_io.command_values(msg)
+            last[robot] = messages.command_values(msg)
             counts[robot] += 1
         return cb
     odom_pubs = [node.create_publisher(Odometry, f'/{r}/odom', 10) for r in ROBOTS]
-    goal_pubs = [node.create_publisher(type(ros_io.make_goal(0, 0)), f'/{r}/goal_pose', 10)
+    goal_pubs = [node.create_publisher(type(messages.make_goal(0, 0)), f'/{r}/goal_pose', 10)
                  for r in ROBOTS]
     for r in ROBOTS:
         node.create_subscription(Twist, f'/{r}/cmd_vel', on_cmd(r), 10)
@@ -66,7 +66,7 @@ def test_signal_sends_zero_to_every_robot(context, sig):
                 msg.pose.pose.position.x = 3.0 * i
                 msg.pose.pose.orientation.w = 1.0
                 pub.publish(msg)
-                goal_pubs[i].publish(ros_io.make_goal(3.0 * i, 5.0))
+                goal_pubs[i].publish(messages.make_goal(3.0 * i, 5.0))
             executor.spin_once(timeout_sec=0.05)
             moving = all(r in last and abs(last[r][0]) + abs(last[r][1]) > 0.1 for r in ROBOTS)
             assert proc.poll() is None, proc.communicate()[0]

@@ -14,9 +14,9 @@ import time
 from geometry_msgs.msg import Twist
 from nav_msgs.msg import Odometry
 import numpy as np
-from orca_nav import ros_io
 from orca_nav.core.raycast import cast_rays
-from orca_nav.node import make_executor, OrcaNavNode
+from orca_nav.ros import messages
+from orca_nav.ros.node import make_executor, OrcaNavNode
 import pytest
 import rclpy
 from rclpy.parameter import Parameter
@@ -56,14 +56,14 @@ class World:
         self.clock_pub = self.node.create_publisher(Clock, '/clock', 10)
         self.odom_pubs = [self.node.create_publisher(Odometry, f'/{r}/odom', 10) for r in names]
         self.goal_pubs = [self.node.create_publisher(
-            type(ros_io.make_goal(0, 0)), f'/{r}/goal_pose', 10) for r in names]
+            type(messages.make_goal(0, 0)), f'/{r}/goal_pose', 10) for r in names]
         for i, r in enumerate(names):
             self.node.create_subscription(Twist, f'/{r}/cmd_vel', self._cmd_cb(i),
                                           QoSProfile(depth=10))
 
     def _cmd_cb(self, i):
         def cb(msg):
-            self.cmd[i] = ros_io.command_values(msg)
+            self.cmd[i] = messages.command_values(msg)
             self.cmd_count[i] += 1
         return cb
 
@@ -85,7 +85,7 @@ class World:
         msg.header.stamp.sec = int(self.t)
         msg.pose.pose.position.x = c * dx - s * dy
         msg.pose.pose.position.y = s * dx + c * dy
-        q = ros_io.quaternion_from_yaw(self.pose[i, 2] - oyaw)
+        q = messages.quaternion_from_yaw(self.pose[i, 2] - oyaw)
         (msg.pose.pose.orientation.x, msg.pose.pose.orientation.y,
          msg.pose.pose.orientation.z, msg.pose.pose.orientation.w) = q
         vx, vy, wz = self.cmd[i]
@@ -181,7 +181,7 @@ def run_fleet(context, names, starts, goals, drives, radii, overrides, max_time,
         world.publish_clock()
         spin_until(executor, lambda: node.get_clock().now().nanoseconds > 0)
         for i, pub in enumerate(world.goal_pubs):
-            pub.publish(ros_io.make_goal(goals[i][0], goals[i][1], frame_id='map'))
+            pub.publish(messages.make_goal(goals[i][0], goals[i][1], frame_id='map'))
         spin_until(executor, lambda: node._has_goal.all())
         arrival = None
         dt = 1.0 / RATE

@@ -1,6 +1,6 @@
 """Tests of orca_nav.params: the table, the pure validator and the resolver (no ROS node)."""
 
-from orca_nav import params as P
+from orca_nav.ros import params as P
 import pytest
 
 

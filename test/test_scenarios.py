@@ -3,9 +3,9 @@
 import math
 
 import numpy as np
-from orca_nav.scenarios import (available_scenarios, load_scenario, node_parameters,
-                                points_in_polygon, polygon_signed_area, scenario_from_dict,
-                                ScenarioError)
+from orca_nav.sim.scenarios import (available_scenarios, load_scenario, node_parameters,
+                                    points_in_polygon, polygon_signed_area, scenario_from_dict,
+                                    ScenarioError)
 import pytest
 
 SHIPPED = ('blocks', 'circle', 'corridor', 'crossing', 'random')

@@ -7,8 +7,8 @@ import time
 from geometry_msgs.msg import Twist, TwistStamped
 from nav_msgs.msg import Odometry
 import numpy as np
-from orca_nav.scenarios import ScenarioError
-from orca_nav.sim_node import clamp_command, integrate, SimNode
+from orca_nav.sim.node import clamp_command, integrate, SimNode
+from orca_nav.sim.scenarios import ScenarioError
 import pytest
 import rclpy
 from rclpy.executors import SingleThreadedExecutor

@@ -15,9 +15,8 @@ Example::
 from dataclasses import dataclass, field
 
 import numpy as np
+from orca_nav.core.simulation import Simulation
 from scipy.spatial import cKDTree
-
-from .simulation import Simulation
 
 # RVO2's example settings shared by every scene.
 TIME_STEP = 0.25  # [s]

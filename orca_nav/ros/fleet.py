@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import difflib
 import re
 
-from orca_nav import params as P
+from orca_nav.ros import params as P
 import yaml
 
 LAYOUTS = ('central', 'decentralised')

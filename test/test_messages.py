@@ -1,4 +1,4 @@
-"""Tests of orca_nav.ros_io: message <-> array conversions, against rclpy's own serializer."""
+"""orca_nav.ros.messages: message <-> array conversions, against rclpy's own serializer."""
 
 import json
 import math
@@ -6,7 +6,7 @@ import math
 from geometry_msgs.msg import Twist, TwistStamped
 from nav_msgs.msg import Odometry
 import numpy as np
-from orca_nav import ros_io
+from orca_nav.ros import messages
 import pytest
 from rclpy.serialization import serialize_message
 from visualization_msgs.msg import Marker
@@ -37,8 +37,8 @@ def test_cdr_reader_matches_the_deserialized_message(frame, child):
     rng = np.random.default_rng(len(frame) * 31 + len(child))
     for _ in range(20):
         m = odometry(rng, frame, child)
-        raw = ros_io.odometry_from_cdr(serialize_message(m))
-        ref = ros_io.odometry_to_tuple(m)
+        raw = messages.odometry_from_cdr(serialize_message(m))
+        ref = messages.odometry_to_tuple(m)
         assert raw[:6] == pytest.approx(ref, abs=1e-12)
         assert raw[6] == m.header.stamp.sec * 10 ** 9 + m.header.stamp.nanosec
 
@@ -48,68 +48,69 @@ def test_non_finite_odometry_is_none_on_both_paths():
     rng = np.random.default_rng(0)
     m = odometry(rng)
     m.pose.pose.position.x = math.nan
-    assert ros_io.odometry_to_tuple(m) is None
-    assert ros_io.odometry_from_cdr(serialize_message(m)) is None
+    assert messages.odometry_to_tuple(m) is None
+    assert messages.odometry_from_cdr(serialize_message(m)) is None
     m = odometry(rng)
     m.pose.pose.orientation.z = math.inf
-    assert ros_io.odometry_to_tuple(m) is None
-    assert ros_io.odometry_from_cdr(serialize_message(m)) is None
+    assert messages.odometry_to_tuple(m) is None
+    assert messages.odometry_from_cdr(serialize_message(m)) is None
 
 
 def test_truncated_buffer_is_a_value_error():
     """A buffer that is not an Odometry raises ValueError, not garbage."""
     data = serialize_message(odometry(np.random.default_rng(1)))
     with pytest.raises(ValueError):
-        ros_io.odometry_from_cdr(data[:100])
+        messages.odometry_from_cdr(data[:100])
 
 
 def test_yaw_quaternion_round_trip():
     """quaternion_from_yaw and yaw_from_quaternion are inverse on (-pi, pi]."""
     for yaw in np.linspace(-3.1, 3.1, 25):
-        assert ros_io.yaw_from_quaternion(*ros_io.quaternion_from_yaw(yaw)) == pytest.approx(yaw)
+        q = messages.quaternion_from_yaw(yaw)
+        assert messages.yaw_from_quaternion(*q) == pytest.approx(yaw)
 
 
 def test_odom_to_global_applies_the_offset():
     """A robot at (1, 0) in an odom frame at (2, 3) turned by 90 deg is at (2, 4) globally."""
-    xy, yaw = ros_io.odom_to_global(np.array([[1.0, 0.0]]), np.array([0.1]),
-                                    np.array([[2.0, 3.0, math.pi / 2]]))
+    xy, yaw = messages.odom_to_global(np.array([[1.0, 0.0]]), np.array([0.1]),
+                                      np.array([[2.0, 3.0, math.pi / 2]]))
     np.testing.assert_allclose(xy, [[2.0, 4.0]], atol=1e-12)
     assert yaw[0] == pytest.approx(0.1 + math.pi / 2)
 
 
 def test_goal_checks():
     """Goals: right frame accepted (leading / tolerated), wrong frame and NaN refused."""
-    assert ros_io.goal_from_pose(ros_io.make_goal(1.0, 2.0, 0.5, 'map'), 'map') == (
+    assert messages.goal_from_pose(messages.make_goal(1.0, 2.0, 0.5, 'map'), 'map') == (
         pytest.approx(1.0), pytest.approx(2.0), pytest.approx(0.5))
-    assert ros_io.goal_from_pose(ros_io.make_goal(1.0, 2.0, 0.0, '/map'), 'map')[0] == 1.0
+    assert messages.goal_from_pose(messages.make_goal(1.0, 2.0, 0.0, '/map'), 'map')[0] == 1.0
     with pytest.raises(ValueError, match='not the global frame'):
-        ros_io.goal_from_pose(ros_io.make_goal(1.0, 2.0, 0.0, 'odom'), 'map')
+        messages.goal_from_pose(messages.make_goal(1.0, 2.0, 0.0, 'odom'), 'map')
     with pytest.raises(ValueError, match='NaN or infinite'):
-        ros_io.goal_from_pose(ros_io.make_goal(math.nan, 2.0, 0.0, 'map'), 'map')
+        messages.goal_from_pose(messages.make_goal(math.nan, 2.0, 0.0, 'map'), 'map')
 
 
 def test_commands_and_status():
     """Twist and TwistStamped carry the same numbers; status is JSON with the documented keys."""
     for stamped, kind in ((False, Twist), (True, TwistStamped)):
-        msg = ros_io.fill_command(ros_io.new_command(stamped), 0.1, -0.2, 0.3,
-                                  frame_id='r/base_link')
-        assert isinstance(msg, kind) and ros_io.command_values(msg) == (0.1, -0.2, 0.3)
-    status = json.loads(ros_io.status_message('robot1', 'active', (1.0, 2.0), 3.5).data)
+        msg = messages.fill_command(messages.new_command(stamped), 0.1, -0.2, 0.3,
+                                    frame_id='r/base_link')
+        assert isinstance(msg, kind) and messages.command_values(msg) == (0.1, -0.2, 0.3)
+    status = json.loads(messages.status_message('robot1', 'active', (1.0, 2.0), 3.5).data)
     assert status == {'robot': 'robot1', 'state': 'active', 'goal': [1.0, 2.0],
                       'distance': 3.5}
-    status = json.loads(ros_io.status_message('robot1', 'idle', None, math.inf).data)
+    status = json.loads(messages.status_message('robot1', 'idle', None, math.inf).data)
     assert status['goal'] is None and status['distance'] is None
 
 
 def test_markers():
     """One disc per known robot, one arrow list, goal points and lines."""
     pos = np.array([[0.0, 0.0], [1.0, 1.0], [5.0, 5.0]])
-    out = ros_io.build_markers('map', ros_io.make_goal(0, 0).header.stamp,
-                               ['a', 'b', 'c'], pos, np.array([0.2, 0.3, 0.2]),
-                               np.array([[0.5, 0.0], [0.0, 0.0], [0.0, 0.0]]),
-                               np.array([[2.0, 0.0], [0.0, 0.0], [0.0, 0.0]]),
-                               np.array([True, False, False]), ['active', 'idle', 'observed'],
-                               np.array([True, True, False]))
+    out = messages.build_markers('map', messages.make_goal(0, 0).header.stamp,
+                                 ['a', 'b', 'c'], pos, np.array([0.2, 0.3, 0.2]),
+                                 np.array([[0.5, 0.0], [0.0, 0.0], [0.0, 0.0]]),
+                                 np.array([[2.0, 0.0], [0.0, 0.0], [0.0, 0.0]]),
+                                 np.array([True, False, False]), ['active', 'idle', 'observed'],
+                                 np.array([True, True, False]))
     kinds = [(m.ns, m.type) for m in out.markers]
     assert out.markers[0].action == Marker.DELETEALL
     assert kinds[1:] == [('robots', Marker.CYLINDER), ('robots', Marker.CYLINDER),

@@ -8,7 +8,7 @@ holonomic or differential (unicycle) kinematics and publish ``/<r>/odom`` and a 
 
 Run::
 
-    python -m orca_nav.sim_node --ros-args -p scenario:=circle -p robots:=8
+    python -m orca_nav.sim.node --ros-args -p scenario:=circle -p robots:=8
 
 Topics, for each robot ``r`` of the scenario:
 
@@ -30,8 +30,8 @@ from geometry_msgs.msg import Twist, TwistStamped
 from nav_msgs.msg import Odometry
 import numpy as np
 from orca_nav.core.raycast import cast_rays
-from orca_nav.ros_io import quaternion_from_yaw
-from orca_nav.scenarios import load_scenario, ScenarioError
+from orca_nav.ros.messages import quaternion_from_yaw
+from orca_nav.sim.scenarios import load_scenario, ScenarioError
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 import rclpy
 from rclpy.executors import ExternalShutdownException
