@@ -4,7 +4,7 @@ Benchmark: the orca_nav node under odometry load from a separate process.
 Run from the repository root::
 
     python -m benchmarks.bench_node [--fleets 10 50 100 200] [--measure 15]
-    python -m benchmarks.bench_node --fleets 50 --scan-beams 360   # issue 4: with laser scans
+    python -m benchmarks.bench_node --fleets 50 --scan-beams 360   # with laser scans
 
 For each fleet size N: the node runs as ``python -m orca_nav.node`` (rate 10 Hz, default
 parameters otherwise) in one process; a load process publishes nav_msgs/Odometry for N robots
@@ -13,12 +13,12 @@ every robot a far goal so that all of them are solved every tick. This process r
 ``~/tick_stats`` (std_msgs/String, JSON, once per second) and prints, over the measurement
 window: tick duration p50 / p99 / max (timer callback start to its end, after the last
 cmd_vel), missed periods, odometry published vs processed and the largest odometry delay
-(receive time minus header stamp). Acceptance (issue 3): no missed periods, tick p99 < 25 ms,
+(receive time minus header stamp). Targets: no missed periods, tick p99 < 25 ms,
 no backlog (every odometry message processed, delay well under one period).
 
 With ``--scan-beams B`` the node runs with ``scan_enabled`` and the load also publishes a
 B-beam sensor_msgs/LaserScan per robot at 10 Hz, ray cast once per robot against a world of
-boxes between the robots and a wall around the fleet (issue 4's acceptance: rate 10 held with no
+boxes between the robots and a wall around the fleet (target: rate 10 held with no
 missed periods and tick p99 under 50 ms at 50 robots with 360-beam scans).
 
 Everything runs on ROS domain 24 with DDS kept on this machine.

@@ -16,7 +16,7 @@ pyrvo = pytest.importorskip('pyrvo')
 
 # RVO2 rounds to float32: lines agree to about 1e-5 relative; allow some slack.
 LINE_TOL = 2e-4
-STEP_TOL = 1e-3  # [m/s] the issue's agreement threshold for one step
+STEP_TOL = 1e-3  # [m/s] agreement threshold for one step
 
 OBSTACLES = {
     'segment': [np.array([[0.0, 0.0], [4.0, 1.0]])],
@@ -187,7 +187,7 @@ def random_scene(seed, n=200, with_obstacles=True):
 
 @pytest.mark.parametrize('with_obstacles', [False, True])
 def test_one_step_agrees_with_rvo2_on_random_scenes(with_obstacles):
-    """>= 99 % of agents get RVO2's new velocity within 1e-3 m/s (the issue's criterion)."""
+    """>= 99 % of agents get RVO2's new velocity within 1e-3 m/s (the agreement criterion)."""
     params = {'time_step': 0.25, 'neighbor_dist': 6.0, 'max_neighbors': 10,
               'time_horizon': 4.0, 'time_horizon_obst': 4.0}
     errors = []

@@ -4,7 +4,7 @@ import numpy as np
 from orca_nav.testing.scenes import blocks_scene, circle_scene, run_scene
 import pytest
 
-# Allowed overlap [m] (rounding), the threshold.
+# Allowed overlap [m] (rounding).
 OVERLAP_TOL = 1e-3
 
 

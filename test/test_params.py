@@ -9,8 +9,8 @@ def base(robots=('r1', 'r2'), observed=()):
     return P.defaults(list(robots), list(observed))
 
 
-def test_every_parameter_has_a_description_and_the_issue_names_exist():
-    """The interface names of issue 3 are all declared, each with a description."""
+def test_every_parameter_has_a_description_and_the_interface_names_exist():
+    """The documented interface names are all declared, each with a description."""
     names = {s.name for s in P.FLEET_PARAMS}
     for name in ('robots', 'radius', 'max_speed', 'drive', 'rate', 'global_frame',
                  'goal_tolerance', 'observed_robots', 'neighbor_dist', 'max_neighbors',

@@ -143,7 +143,7 @@ FLEET_PARAMS = (
     _p('publish_markers', True, 'bool', 'Publish visualization_msgs/MarkerArray on ~/markers'),
     _p('marker_rate', 2.0, 'double', 'Rate of ~/markers [Hz]', range=(0.1, 50.0),
        read_only=True),
-    # Laser scans (issue 4).
+    # Laser scans.
     _p('scan_enabled', False, 'bool',
        'Subscribe /<r>/<scan_topic> and avoid the obstacles the scans show', read_only=True),
     _p('scan_topic', 'scan', 'string',
