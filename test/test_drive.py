@@ -85,9 +85,3 @@ def test_non_finite_velocities_become_zero():
     cmd = drive.holonomic_command(np.array([[np.nan, 0.1]]), np.array([0.0]), 1.0)
     v, w = drive.differential_command(np.array([[np.inf, 0.0]]), np.array([0.3]), 0.1, 1.0, 1.0)
     assert cmd.tolist() == [[0.0, 0.0]] and v.tolist() == [0.0] and w.tolist() == [0.0]
-
-
-def test_wrap_angle():
-    """Angles are wrapped to [-pi, pi)."""
-    np.testing.assert_allclose(drive.wrap_angle([3 * math.pi, -math.pi / 2, 7.0]),
-                               [-math.pi, -math.pi / 2, 7.0 - 2 * math.pi])

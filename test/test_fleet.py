@@ -105,8 +105,8 @@ def test_config_file_reaches_a_namespaced_node():
     try:
         node = OrcaNavNode(context=ctx, namespace='robot1',
                            cli_args=['--ros-args', '--params-file', str(CONFIG)])
-        s = node.settings
-        assert s.names == ['robot1', 'robot2', 'robot3', 'robot4']
+        s = node.settings.fleet
+        assert s.names == ('robot1', 'robot2', 'robot3', 'robot4')
         assert s.radius.tolist() == [0.2, 0.3, 0.2, 0.2]
         assert s.differential.tolist() == [False, True, False, False]
         assert s.odom_offset[2].tolist() == [4.0, 0.0, 3.14159]

@@ -70,14 +70,6 @@ def test_yaw_quaternion_round_trip():
         assert messages.yaw_from_quaternion(*q) == pytest.approx(yaw)
 
 
-def test_odom_to_global_applies_the_offset():
-    """A robot at (1, 0) in an odom frame at (2, 3) turned by 90 deg is at (2, 4) globally."""
-    xy, yaw = messages.odom_to_global(np.array([[1.0, 0.0]]), np.array([0.1]),
-                                      np.array([[2.0, 3.0, math.pi / 2]]))
-    np.testing.assert_allclose(xy, [[2.0, 4.0]], atol=1e-12)
-    assert yaw[0] == pytest.approx(0.1 + math.pi / 2)
-
-
 def test_goal_checks():
     """Goals: right frame accepted (leading / tolerated), wrong frame and NaN refused."""
     assert messages.goal_from_pose(messages.make_goal(1.0, 2.0, 0.5, 'map'), 'map') == (

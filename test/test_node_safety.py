@@ -58,7 +58,7 @@ class Rig:
         self.spin_until(lambda: all(p.get_subscription_count() > 0 for p in
                                     list(self.odom_pubs.values())
                                     + list(self.goal_pubs.values()) + [self.clock_pub])
-                        and all(p.get_subscription_count() > 0 for p in self.node._cmd_pubs))
+                        and self.node.commands_matched())
         self.publish_clock()
         self.spin_until(lambda: self.node.get_clock().now().nanoseconds > 0)
 
@@ -92,23 +92,23 @@ class Rig:
          msg.pose.pose.orientation.z, msg.pose.pose.orientation.w) = q
         msg.twist.twist.linear.x = float(vx)
         i = self.robots.index(robot)
-        count = self.node._odom_count[i]
+        count = self.node.odometry.count(i)
         self.odom_pubs[robot].publish(msg)
-        self.spin_until(lambda: self.node._odom_count[i] > count)
+        self.spin_until(lambda: self.node.odometry.count(i) > count)
 
     def goal(self, robot, x, y, frame_id='map'):
         """Publish a goal and let the node process it."""
-        count = self.node._goals_received
+        count = self.node.goals_received
         self.goal_pubs[robot].publish(messages.make_goal(x, y, frame_id=frame_id))
-        self.spin_until(lambda: self.node._goals_received > count)
+        self.spin_until(lambda: self.node.goals_received > count)
 
     def tick(self):
         """Advance the clock one period; wait for the tick and a command for every robot."""
-        ticks = self.node._ticks
+        ticks = self.node.monitor.ticks
         self.t += PERIOD
         self.publish_clock()
         # Every command round the node has published, received (none still in flight).
-        self.spin_until(lambda: self.node._ticks > ticks and all(
+        self.spin_until(lambda: self.node.monitor.ticks > ticks and all(
             self.cmd_count[r] == self.node.commands_published for r in self.robots))
         return {r: self.cmd[r] for r in self.robots}
 
@@ -178,7 +178,7 @@ def test_others_keep_avoiding_a_stale_robot_for_a_while(rig_factory):
     for _ in range(4):
         rig.odom('r2', 0.0, 0.0)
         cmds = rig.tick()
-    assert rig.node._states[0] == 'stale_odometry'
+    assert rig.node.states[0] == 'stale_odometry'
     assert cmds['r2'][0] < 0.45 or abs(cmds['r2'][1]) > 0.05
     # After odom_timeout + stale_keepout_time it is forgotten: straight to the goal.
     for _ in range(6):
@@ -205,11 +205,11 @@ def test_nan_odometry_and_goals_are_rejected_without_a_crash(rig_factory):
     assert all(math.isfinite(v) for c in cmds.values() for v in c)
     # The last valid pose is kept: r1 still drives toward its goal at (3, 0).
     assert cmds['r1'][0] > 0.1
-    assert rig.node._odom_xy[0].tolist() == [0.0, 0.0]
-    goal_before = rig.node._goal.copy()
+    assert rig.node.odometry.inputs.odom_xy[0].tolist() == [0.0, 0.0]
+    goal_before = rig.node.controller.goal.copy()
     rig.goal('r1', float('inf'), 0.0)
     assert rig.node.tick_stats()['goals_rejected'] == 1
-    np.testing.assert_array_equal(rig.node._goal, goal_before)
+    np.testing.assert_array_equal(rig.node.controller.goal, goal_before)
     cmds = rig.tick()
     assert all(math.isfinite(v) for c in cmds.values() for v in c)
 
@@ -220,10 +220,10 @@ def test_goal_in_another_frame_is_rejected(rig_factory):
     rig.odom('r1', 0.0, 0.0)
     rig.goal('r1', 3.0, 0.0, frame_id='map')
     assert rig.node.tick_stats()['goals_rejected'] == 1
-    assert not rig.node._has_goal[0]
+    assert not rig.node.controller.has_goal[0]
     assert rig.tick()['r1'] == (0.0, 0.0, 0.0)
     rig.goal('r1', 3.0, 0.0, frame_id='world')
-    assert rig.node._has_goal[0]
+    assert rig.node.controller.has_goal[0]
     assert rig.tick()['r1'][0] > 0.1
 
 
@@ -284,14 +284,14 @@ def test_parameter_set_is_validated_and_all_or_nothing(context):
                                                  Parameter('r2.drive', value='hovercraft')])
         assert not result.successful and 'r2.drive' in result.reason
         assert node.get_parameter('max_speed').value == 0.5
-        assert node.settings.max_speed.tolist() == [0.5, 0.5]
+        assert node.settings.fleet.max_speed.tolist() == [0.5, 0.5]
         result = node.set_parameters_atomically([Parameter('max_speed', value=0.9),
                                                  Parameter('r2.drive', value='differential'),
                                                  Parameter('r2.radius', value=0.4)])
         assert result.successful, result.reason
-        assert node.settings.max_speed.tolist() == [0.9, 0.9]
-        assert node.settings.differential.tolist() == [False, True]
-        assert node.settings.radius.tolist() == [0.2, 0.4]
+        assert node.settings.fleet.max_speed.tolist() == [0.9, 0.9]
+        assert node.settings.fleet.differential.tolist() == [False, True]
+        assert node.settings.fleet.radius.tolist() == [0.2, 0.4]
         d = node.describe_parameter('radius')
         assert d.description and d.floating_point_range[0].to_value == 10.0
     finally:

@@ -162,10 +162,11 @@ def run_fleet(context, names, starts, goals, drives, radii, overrides, max_time,
               Parameter('rate', value=RATE), Parameter('goal_tolerance', value=goal_tolerance),
               Parameter('publish_markers', value=True)]
     params += [Parameter(k, value=v) for k, v in overrides.items()]
+    n = len(names)
     world = World(context, names, starts, drives, radii, offsets, walls)
     node = OrcaNavNode(context=context, parameter_overrides=params)
     # The executor orca_nav_node uses by default (EventsExecutor where rclpy has it).
-    executor = make_executor(node.settings.values['executor'], context=context)
+    executor = make_executor(node.settings.params.executor, context=context)
     executor.add_node(node)
     executor.add_node(world.node)
     try:
@@ -173,8 +174,8 @@ def run_fleet(context, names, starts, goals, drives, radii, overrides, max_time,
         spin_until(executor, lambda: all(p.get_subscription_count() > 0
                                          for p in world.odom_pubs + world.goal_pubs)
                    and world.clock_pub.get_subscription_count() > 0
-                   and all(p.get_subscription_count() > 0 for p in node._cmd_pubs))
-        scanning = walls is not None and node.settings.values['scan_enabled']
+                   and node.commands_matched())
+        scanning = walls is not None and node.settings.params.scan_enabled
         if scanning:
             spin_until(executor, lambda: all(p.get_subscription_count() > 0
                                              for p in world.scan_pubs))
@@ -182,25 +183,26 @@ def run_fleet(context, names, starts, goals, drives, radii, overrides, max_time,
         spin_until(executor, lambda: node.get_clock().now().nanoseconds > 0)
         for i, pub in enumerate(world.goal_pubs):
             pub.publish(messages.make_goal(goals[i][0], goals[i][1], frame_id='map'))
-        spin_until(executor, lambda: node._has_goal.all())
+        spin_until(executor, lambda: node.controller.has_goal.all())
         arrival = None
         dt = 1.0 / RATE
         while world.t < max_time:
-            counts = list(node._odom_count)
+            counts = [node.odometry.count(i) for i in range(n)]
             for i, pub in enumerate(world.odom_pubs):
                 pub.publish(world.odometry(i))
-            spin_until(executor, lambda: all(a > b for a, b in zip(node._odom_count, counts)))
+            spin_until(executor, lambda: all(node.odometry.count(i) > counts[i] for i in range(n)))
             if scanning:
-                scans = list(node._scan_count)
+                scans = [node.scans.count(i) for i in range(n)]
                 for i, pub in enumerate(world.scan_pubs):
                     pub.publish(world.scan(i))
-                spin_until(executor, lambda: all(a > b for a, b in zip(node._scan_count, scans)))
-            ticks = node._ticks
+                spin_until(executor, lambda: all(node.scans.count(i) > scans[i]
+                                                 for i in range(n)))
+            ticks = node.monitor.ticks
             world.t += dt
             world.publish_clock()
             world.t -= dt
             # Every command round the node has published, received (none still in flight).
-            spin_until(executor, lambda: node._ticks > ticks
+            spin_until(executor, lambda: node.monitor.ticks > ticks
                        and (world.cmd_count == node.commands_published).all())
             world.integrate(dt)
             at_goal = np.linalg.norm(world.pose[:, :2] - np.asarray(goals), axis=1)

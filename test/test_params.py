@@ -67,8 +67,10 @@ def test_resolve_applies_per_robot_overrides_and_fleet_fallbacks():
                    'b.radius': 0.4, 'b.drive': 'differential', 'b.max_speed': 0.5,
                    'c.odom_offset': [1.0, 2.0, 0.5], 'lookahead_distance': 0.12})
     assert P.validate(values) is None
-    s = P.resolve(values)
-    assert s.names == ['a', 'b', 'c'] and s.n_controlled == 2
+    settings = P.resolve(values)
+    assert settings.names == ('a', 'b', 'c') and settings.n_controlled == 2
+    assert settings.params.radius == 0.25 and settings.params.drive == 'holonomic'
+    s = settings.fleet
     assert s.radius.tolist() == [0.25, 0.4, 0.25]
     assert s.max_speed.tolist() == [0.8, 0.5, 0.8]
     assert s.pref_speed.tolist() == [0.6, 0.5, 0.6]       # never above max_speed
@@ -81,7 +83,7 @@ def test_pref_speed_zero_means_max_speed():
     """pref_speed 0 is each robot's own max_speed."""
     values = base()
     values.update({'pref_speed': 0.0, 'r2.max_speed': 0.3})
-    assert P.resolve(values).pref_speed.tolist() == [0.5, 0.3]
+    assert P.resolve(values).fleet.pref_speed.tolist() == [0.5, 0.3]
 
 
 def test_descriptors_carry_ranges_and_read_only():

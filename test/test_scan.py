@@ -5,8 +5,9 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 import numpy as np
+from orca_nav.core.geometry import compose_pose
 from orca_nav.core.raycast import cast_rays, polygon_edges
-from orca_nav.core.scan import compose_pose, scan_to_points, scan_to_segments
+from orca_nav.core.scan import scan_to_points, scan_to_segments
 import pytest
 
 N_BEAMS = 720

@@ -7,12 +7,13 @@ Public API::
     from orca_nav.core import scan_to_segments, cast_rays
 """
 
+from .geometry import compose_pose, point_segment_distance, wrap_angle
 from .obstacles import Obstacles
 from .raycast import cast_rays, polygon_edges, polyline_edges
-from .scan import compose_pose, scan_to_points, scan_to_segments
+from .scan import scan_to_points, scan_to_segments
 from .simulation import Simulation
 from .solver import agent_neighbors, compute_velocities, validate_params, warmup
 
 __all__ = ['Obstacles', 'Simulation', 'agent_neighbors', 'cast_rays', 'compose_pose',
-           'compute_velocities', 'polygon_edges', 'polyline_edges', 'scan_to_points',
-           'scan_to_segments', 'validate_params', 'warmup']
+           'compute_velocities', 'point_segment_distance', 'polygon_edges', 'polyline_edges',
+           'scan_to_points', 'scan_to_segments', 'validate_params', 'warmup', 'wrap_angle']

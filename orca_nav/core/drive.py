@@ -172,8 +172,3 @@ def differential_command(velocities, yaw, lookahead, max_speed, max_angular_spee
     scale = np.minimum(1.0, np.minimum(v_max / np.maximum(np.abs(v), TINY_DISTANCE),
                                        w_max / np.maximum(np.abs(w), TINY_DISTANCE)))
     return v * scale, w * scale
-
-
-def wrap_angle(angle):
-    """Wrap angles [rad] to [-pi, pi)."""
-    return (np.asarray(angle, dtype=float) + np.pi) % (2.0 * np.pi) - np.pi

@@ -35,6 +35,7 @@ import math
 import numpy as np
 
 from ._jit import njit
+from .geometry import as_pose as _as_pose
 
 # A scan whose beams cover at least 2 pi minus this [rad] is a full circle: its first and last
 # beams are neighbours, so a cluster may wrap around (float slack on n * angle_increment).
@@ -45,41 +46,6 @@ MIN_CHORD_LENGTH = 1e-9
 # Segments shorter than this [m] are dropped: the solver normalises segment directions, and a
 # shorter segment is numerically a point (only possible for a cluster of coincident returns).
 MIN_SEGMENT_LENGTH = 1e-6
-
-
-def compose_pose(robot_pose, mount_offset):
-    """
-    Global pose of a sensor mounted on a robot.
-
-    Parameters
-    ----------
-    robot_pose : (3,) array_like
-        x [m], y [m], yaw [rad] of the robot in the global frame (odometry).
-    mount_offset : (3,) array_like
-        x [m], y [m], yaw [rad] of the sensor in the robot's frame (zero when the sensor sits
-        at the robot's centre, facing forward).
-
-    Returns
-    -------
-    sensor_pose : (3,) float64 ndarray
-        x, y, yaw of the sensor in the global frame; yaw wrapped to [-pi, pi).
-
-    """
-    robot = _as_pose(robot_pose, 'robot_pose')
-    mount = _as_pose(mount_offset, 'mount_offset')
-    c, s = math.cos(robot[2]), math.sin(robot[2])
-    yaw = (robot[2] + mount[2] + math.pi) % (2.0 * math.pi) - math.pi
-    return np.array([robot[0] + c * mount[0] - s * mount[1],
-                     robot[1] + s * mount[0] + c * mount[1],
-                     yaw])
-
-
-def _as_pose(pose, name):
-    """Validate a (3,) finite pose; returns float64 (3,)."""
-    arr = np.asarray(pose, dtype=np.float64).reshape(-1)
-    if arr.shape != (3,) or not np.all(np.isfinite(arr)):
-        raise ValueError('%s must be a finite (3,) array [x, y, yaw], got %r' % (name, pose))
-    return arr
 
 
 def _finite_scalar(value, name):

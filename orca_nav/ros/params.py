@@ -24,12 +24,13 @@ with the current values merged with the new ones, so a bad set is refused as a w
 ``resolve(values)`` turns accepted values into a ``Settings`` of per-robot numpy arrays.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, make_dataclass
 import math
 import re
 
 import numpy as np
 
+from orca_nav.control.config import FleetConfig
 from orca_nav.core.drive import DIFFERENTIAL, DRIVES, HOLONOMIC
 
 # A robot name is a ROS name token: it becomes the namespace of the robot's topics.
@@ -279,48 +280,78 @@ def validate(values):
     return None
 
 
-@dataclass
-class Settings:
-    """Resolved per-robot settings (arrays over robots + observed_robots, commanded first)."""
+# Python type of each ROS parameter type (the typed fields of FleetValues).
+PY_TYPES = {'double': float, 'integer': int, 'bool': bool, 'string': str, 'string_array': list,
+            'double_array': list}
 
-    names: list
-    n_controlled: int
-    radius: np.ndarray             # (N,) [m]
-    max_speed: np.ndarray          # (N,) [m/s]
-    max_angular_speed: np.ndarray  # (N,) [rad/s]
-    pref_speed: np.ndarray         # (N,) [m/s]
-    differential: np.ndarray       # (N,) bool
-    lookahead: np.ndarray          # (N,) [m], 0 for holonomic robots
-    odom_offset: np.ndarray        # (N, 3) x, y, yaw of each odom frame in the global frame
-    values: dict                   # the accepted {name: value}
+# Every fleet parameter as a typed, read-only field: ``settings.params.goal_tolerance``.
+FleetValues = make_dataclass(
+    'FleetValues', [(spec.name, PY_TYPES[spec.type]) for spec in FLEET_PARAMS], frozen=True,
+    namespace={'__doc__': 'The fleet parameters as typed fields (built from FLEET_PARAMS).'})
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Accepted parameters: typed fleet values, the controller's FleetConfig and the raw dict."""
+
+    params: FleetValues  # every fleet parameter, typed
+    fleet: FleetConfig   # per-robot arrays (robots + observed_robots, commanded first)
+    values: dict         # the accepted {name: value}, merged with new ones on a parameter set
+
+    @property
+    def names(self):
+        """Return the robot names, commanded first, then observed."""
+        return self.fleet.names
+
+    @property
+    def n_controlled(self):
+        """Return the number of commanded robots (the first rows)."""
+        return self.fleet.n_controlled
+
+
+def per_robot(values, names, key):
+    """
+    One per-robot parameter for every robot: its override, or the fleet value where unset.
+
+    An override of 0 (numbers), '' (strings) or a missing one means "use the fleet value";
+    ``odom_offset`` has no fleet value (default: the identity).
+    """
+    spec = ROBOT_BY_NAME[key]
+    fleet = values.get(key, spec.default)
+    out = []
+    for robot in names:
+        v = values.get(robot_param_name(robot, key), spec.default)
+        out.append(fleet if v in (0.0, '', None) else v)
+    return out
 
 
 def resolve(values):
     """Turn a validated ``{name: value}`` set into ``Settings``."""
-    names = list(values['robots']) + list(values.get('observed_robots') or [])
+    names = tuple(values['robots']) + tuple(values.get('observed_robots') or ())
     n = len(names)
-
-    def per_robot(key, fleet_value):
-        out = []
-        for robot in names:
-            v = values.get(robot_param_name(robot, key), ROBOT_BY_NAME[key].default)
-            out.append(v if v not in (0.0, '', None) else fleet_value)
-        return out
-
-    radius = np.array(per_robot('radius', values['radius']), dtype=float)
-    max_speed = np.array(per_robot('max_speed', values['max_speed']), dtype=float)
-    max_ang = np.array(per_robot('max_angular_speed', values['max_angular_speed']), dtype=float)
-    drive = per_robot('drive', values['drive'])
-    differential = np.array([d == DIFFERENTIAL for d in drive], dtype=bool)
-    pref = values['pref_speed']
-    pref_speed = max_speed.copy() if pref <= 0.0 else np.minimum(pref, max_speed)
-    lookahead = np.where(differential, values['lookahead_distance'], 0.0)
-    offset = np.array([list(values.get(robot_param_name(r, 'odom_offset'), [0.0, 0.0, 0.0]))
-                       for r in names], dtype=float).reshape(n, 3)
-    return Settings(names=names, n_controlled=len(values['robots']), radius=radius,
-                    max_speed=max_speed, max_angular_speed=max_ang, pref_speed=pref_speed,
-                    differential=differential, lookahead=lookahead, odom_offset=offset,
-                    values=dict(values))
+    params = FleetValues(**{spec.name: values[spec.name] for spec in FLEET_PARAMS})
+    max_speed = np.array(per_robot(values, names, 'max_speed'), dtype=float)
+    differential = np.array([d == DIFFERENTIAL for d in per_robot(values, names, 'drive')],
+                            dtype=bool)
+    fleet = FleetConfig(
+        names=names, n_controlled=len(values['robots']),
+        radius=np.array(per_robot(values, names, 'radius'), dtype=float),
+        max_speed=max_speed,
+        max_angular_speed=np.array(per_robot(values, names, 'max_angular_speed'), dtype=float),
+        pref_speed=(max_speed.copy() if params.pref_speed <= 0.0
+                    else np.minimum(params.pref_speed, max_speed)),
+        differential=differential,
+        lookahead=np.where(differential, params.lookahead_distance, 0.0),
+        odom_offset=np.array(per_robot(values, names, 'odom_offset'), dtype=float).reshape(n, 3),
+        period=1.0 / params.rate, goal_tolerance=params.goal_tolerance,
+        slowdown_distance=params.slowdown_distance, pass_on_right=params.pass_on_right,
+        neighbor_dist=params.neighbor_dist, max_neighbors=params.max_neighbors,
+        time_horizon=params.time_horizon, time_horizon_obst=params.time_horizon_obst,
+        odom_timeout=params.odom_timeout, stale_keepout_time=params.stale_keepout_time,
+        scan_enabled=params.scan_enabled, obstacle_timeout=params.obstacle_timeout,
+        share_obstacles=params.share_obstacles,
+        scan_sensor_offset=tuple(params.scan_sensor_offset))
+    return Settings(params=params, fleet=fleet, values=dict(values))
 
 
 def descriptor(spec):
@@ -358,3 +389,58 @@ def declare_value(spec):
         from rclpy.parameter import Parameter
         return Parameter.Type.STRING_ARRAY
     return spec.default
+
+
+def _plain(value):
+    """Return a value as validate() expects it: lists for arrays, [] for unset arrays."""
+    if value is None:
+        return []
+    if not isinstance(value, (str, bool, int, float)):
+        return list(value)  # rclpy returns double arrays as array.array
+    return value
+
+
+def declare_and_resolve(node):
+    """
+    Declare every parameter on an rclpy node (with descriptors) and return its ``Settings``.
+
+    The fleet parameters come first: the per-robot ones depend on ``robots`` and
+    ``observed_robots``. Raises ValueError('invalid parameters: ...') with the reason.
+    """
+    from rclpy.exceptions import ParameterUninitializedException
+
+    def value(name):
+        try:
+            return _plain(node.get_parameter(name).value)
+        except ParameterUninitializedException:  # a typed list with no value: empty
+            return []
+
+    for spec in FLEET_PARAMS:
+        node.declare_parameter(spec.name, declare_value(spec), descriptor(spec))
+    values = {spec.name: value(spec.name) for spec in FLEET_PARAMS}
+    for name, spec in all_specs(values['robots'], values['observed_robots']):
+        if name not in values:
+            node.declare_parameter(name, declare_value(spec), descriptor(spec))
+            values[name] = value(name)
+    error = validate(values)
+    if error:
+        raise ValueError(f'invalid parameters: {error}')
+    return resolve(values)
+
+
+def on_set(settings, parameters):
+    """
+    Check a ``ros2 param set`` against the whole set: (SetParametersResult, new Settings|None).
+
+    The current values merged with the new ones must validate; otherwise nothing changes.
+    """
+    from rcl_interfaces.msg import SetParametersResult
+
+    values = dict(settings.values)
+    for p in parameters:
+        if p.name in values:
+            values[p.name] = _plain(p.value)
+    error = validate(values)
+    if error:
+        return SetParametersResult(successful=False, reason=error), None
+    return SetParametersResult(successful=True), resolve(values)

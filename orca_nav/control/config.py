@@ -1,0 +1,61 @@
+"""What the fleet controller needs to know about the fleet: per-robot arrays and the knobs."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class FleetConfig:
+    """
+    Resolved settings of a fleet: N robots, the commanded ones first (rows 0..C-1).
+
+    Per-robot arrays have one row per robot (commanded, then observed); scalars apply to all.
+    """
+
+    names: tuple                   # (N,) robot names
+    n_controlled: int              # C: rows 0..C-1 are commanded, the rest only observed
+    radius: np.ndarray             # (N,) [m]
+    max_speed: np.ndarray          # (N,) [m/s]
+    max_angular_speed: np.ndarray  # (N,) [rad/s]
+    pref_speed: np.ndarray         # (N,) [m/s] cruising speed toward the goal
+    differential: np.ndarray       # (N,) bool: differential drive (else holonomic)
+    lookahead: np.ndarray          # (N,) [m] point-ahead distance, 0 for holonomic robots
+    odom_offset: np.ndarray        # (N, 3) pose of each odometry frame in the global frame
+    period: float = 0.1                    # [s] control period (one step per tick)
+    goal_tolerance: float = 0.1            # [m]
+    slowdown_distance: float = 0.5         # [m]
+    pass_on_right: float = 0.15            # tan of the keep-right turn of preferred velocities
+    neighbor_dist: float = 3.0             # [m]
+    max_neighbors: int = 10
+    time_horizon: float = 2.0              # [s]
+    time_horizon_obst: float = 2.0         # [s]
+    odom_timeout: float = 0.5              # [s]
+    stale_keepout_time: float = 5.0        # [s]
+    scan_enabled: bool = False
+    obstacle_timeout: float = 0.5          # [s]
+    share_obstacles: bool = False
+    scan_sensor_offset: tuple = (0.0, 0.0, 0.0)  # laser pose in the body frame [m, m, rad]
+
+    @property
+    def n(self) -> int:
+        """Return the number of robots, commanded and observed."""
+        return len(self.names)
+
+    @classmethod
+    def uniform(cls, names, n_controlled=None, *, radius=0.2, max_speed=0.5,
+                max_angular_speed=1.5, drive='holonomic', lookahead_distance=0.1, **knobs):
+        """
+        Build a fleet of identical robots (tests, scripts): scalars go to every robot.
+
+        >>> FleetConfig.uniform(['a', 'b'], radius=0.3).radius.tolist()
+        [0.3, 0.3]
+        """
+        n = len(names)
+        differential = np.full(n, drive == 'differential')
+        return cls(names=tuple(names), n_controlled=n if n_controlled is None else n_controlled,
+                   radius=np.full(n, float(radius)), max_speed=np.full(n, float(max_speed)),
+                   max_angular_speed=np.full(n, float(max_angular_speed)),
+                   pref_speed=np.full(n, float(max_speed)), differential=differential,
+                   lookahead=np.where(differential, lookahead_distance, 0.0),
+                   odom_offset=np.zeros((n, 3)), **knobs)

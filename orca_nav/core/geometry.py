@@ -1,0 +1,77 @@
+"""
+Plane geometry shared by the core, the controller and the simulator (numpy only).
+
+Each word is defined once here: angle wrapping, pose composition (a frame placed in another),
+and point-to-segment distance.
+
+Example::
+
+    >>> import numpy as np
+    >>> compose_pose([1.0, 2.0, np.pi / 2], [0.5, 0.0, 0.0]).round(6).tolist()
+    [1.0, 2.5, 1.570796]
+    >>> float(wrap_angle(3 * np.pi).round(6))
+    -3.141593
+"""
+
+import numpy as np
+
+# Segments shorter than this [m] count as a point in point_segment_distance (no division by 0).
+MIN_SEGMENT_LENGTH_SQ = 1e-18
+
+
+def wrap_angle(angle: 'np.ndarray | float') -> np.ndarray:
+    """Wrap angles [rad] to [-pi, pi)."""
+    return (np.asarray(angle, dtype=float) + np.pi) % (2.0 * np.pi) - np.pi
+
+
+def as_pose(pose, name: str) -> np.ndarray:
+    """Validate a finite (3,) pose [x m, y m, yaw rad]; return float64 (3,) or raise ValueError."""
+    arr = np.asarray(pose, dtype=np.float64).reshape(-1)
+    if arr.shape != (3,) or not np.all(np.isfinite(arr)):
+        raise ValueError(f'{name} must be a finite (3,) array [x, y, yaw], got {pose!r}')
+    return arr
+
+
+def compose_pose(frame, pose) -> np.ndarray:
+    """
+    Pose given in ``frame`` expressed in the frame's parent: ``frame (+) pose``.
+
+    frame : (3,) x [m], y [m], yaw [rad] of the frame in its parent (e.g. the robot in the
+        global frame); pose : (3,) the pose in that frame (e.g. a sensor's mounting offset).
+    Returns (3,) float64 x, y, yaw in the parent frame, yaw wrapped to [-pi, pi).
+    """
+    f = as_pose(frame, 'frame')
+    p = as_pose(pose, 'pose')
+    xy, yaw = compose_poses(f[None, :], p[None, :2], p[None, 2])
+    return np.array([xy[0, 0], xy[0, 1], wrap_angle(yaw[0])])
+
+
+def compose_poses(frames: np.ndarray, xy: np.ndarray, yaw: np.ndarray):
+    """
+    Vectorised ``compose_pose``: N poses, each in its own frame, into the parent frame.
+
+    frames : (N, 3) x, y, yaw of each frame in the parent (e.g. each robot's odometry frame in
+    the global frame); xy : (N, 2) [m]; yaw : (N,) [rad]. Returns xy (N, 2), yaw (N,) (not
+    wrapped).
+    """
+    frames = np.asarray(frames, dtype=float)
+    c, s = np.cos(frames[:, 2]), np.sin(frames[:, 2])
+    gx = frames[:, 0] + c * xy[:, 0] - s * xy[:, 1]
+    gy = frames[:, 1] + s * xy[:, 0] + c * xy[:, 1]
+    return np.stack([gx, gy], axis=1), yaw + frames[:, 2]
+
+
+def point_segment_distance(points: np.ndarray, segments: np.ndarray) -> np.ndarray:
+    """
+    Distance from every point to every segment.
+
+    points : (P, 2) [m]; segments : (M, 2, 2) [m]. Returns (P, M) [m].
+    """
+    points = np.asarray(points, dtype=float)
+    segments = np.asarray(segments, dtype=float)
+    a = segments[None, :, 0, :]
+    ab = segments[None, :, 1, :] - a
+    ap = points[:, None, :] - a
+    length_sq = np.maximum((ab * ab).sum(axis=-1), MIN_SEGMENT_LENGTH_SQ)
+    t = np.clip((ap * ab).sum(axis=-1) / length_sq, 0.0, 1.0)
+    return np.linalg.norm(ap - t[..., None] * ab, axis=-1)
