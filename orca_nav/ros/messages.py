@@ -159,7 +159,7 @@ def command_values(msg):
 
 
 def status_message(robot, state, goal=None, distance=None):
-    """``std_msgs/String`` with the JSON status of one robot (see README.md, "The node")."""
+    """``std_msgs/String`` with the JSON status of one robot (see docs/node.md)."""
     data = {'robot': robot, 'state': state,
             'goal': None if goal is None else [round(float(goal[0]), 4),
                                                round(float(goal[1]), 4)],
@@ -172,7 +172,7 @@ def _color(r, g, b, a=1.0):
     return ColorRGBA(r=float(r), g=float(g), b=float(b), a=float(a))
 
 
-# Disc colours by state (see README.md, "The node"): green moving, blue arrived or idle,
+# Disc colours by state (see docs/node.md): green moving, blue arrived or idle,
 # grey observed, red stale or missing odometry.
 STATE_COLORS = {'active': (0.1, 0.8, 0.2), 'reached': (0.2, 0.4, 1.0), 'idle': (0.2, 0.4, 1.0),
                 'observed': (0.6, 0.6, 0.6), 'stale_odometry': (1.0, 0.1, 0.1),
