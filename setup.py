@@ -18,6 +18,9 @@ setup(
         (os.path.join('share', package_name, 'config'), glob('config/*.yaml')),
         (os.path.join('share', package_name, 'config', 'scenarios'),
          glob('config/scenarios/*.yaml')),
+        (os.path.join('share', package_name, 'config', 'maps'),
+         sorted(glob('config/maps/*.yaml') + glob('config/maps/*.pgm')
+                + glob('config/maps/*.png'))),
     ],
     install_requires=['setuptools'],
     zip_safe=True,
@@ -28,7 +31,7 @@ setup(
     tests_require=['pytest'],
     entry_points={
         'console_scripts': [
-            'orca_nav_node = orca_nav.ros.node:main',
+            'orca_nav_node = orca_nav.ros.main:main',
             'orca_nav_sim = orca_nav.sim.node:main',
             'orca_nav_demo = orca_nav.sim.demo:main',
         ],

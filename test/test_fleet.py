@@ -97,9 +97,17 @@ def test_per_robot_parameters_from_lists():
         fleet.per_robot_parameters(['a', 'b', 'c'], radius=[0.2, 0.3])
 
 
-def test_config_file_reaches_a_namespaced_node():
-    """config/orca_nav.yaml starts a real node in /robot1 and sets its per-robot overrides."""
+def test_config_file_reaches_a_namespaced_node(tmp_path):
+    """
+    config/orca_nav.yaml starts a real node in /robot1 with the fleet values unchanged.
+
+    A second file with nested per-robot overrides (the documented form) reaches it too.
+    """
     os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    overrides = tmp_path / 'robots.yaml'
+    overrides.write_text('/**:\n  ros__parameters:\n    robot2:\n      radius: 0.3\n'
+                         '      drive: differential\n    robot3:\n'
+                         '      odom_offset: [4.0, 0.0, 3.14159]\n')
     ctx = Context()
     rclpy.init(context=ctx, domain_id=DOMAIN_ID)
     try:
@@ -107,10 +115,17 @@ def test_config_file_reaches_a_namespaced_node():
                            cli_args=['--ros-args', '--params-file', str(CONFIG)])
         s = node.settings.fleet
         assert s.names == ('robot1', 'robot2', 'robot3', 'robot4')
+        assert s.radius.tolist() == [0.2] * 4 and not s.differential.any()
+        assert not s.odom_offset.any()
+        assert node.get_fully_qualified_name() == '/robot1/orca_nav'
+        node.destroy_node()
+        node = OrcaNavNode(context=ctx, namespace='robot1',
+                           cli_args=['--ros-args', '--params-file', str(CONFIG),
+                                     '--params-file', str(overrides)])
+        s = node.settings.fleet
         assert s.radius.tolist() == [0.2, 0.3, 0.2, 0.2]
         assert s.differential.tolist() == [False, True, False, False]
         assert s.odom_offset[2].tolist() == [4.0, 0.0, 3.14159]
-        assert node.get_fully_qualified_name() == '/robot1/orca_nav'
         node.destroy_node()
     finally:
         rclpy.try_shutdown(context=ctx)

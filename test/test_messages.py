@@ -89,7 +89,10 @@ def test_commands_and_status():
         assert isinstance(msg, kind) and messages.command_values(msg) == (0.1, -0.2, 0.3)
     status = json.loads(messages.status_message('robot1', 'active', (1.0, 2.0), 3.5).data)
     assert status == {'robot': 'robot1', 'state': 'active', 'goal': [1.0, 2.0],
-                      'distance': 3.5}
+                      'distance': 3.5, 'reason': ''}
+    status = json.loads(messages.status_message('r', 'unreachable', (1.0, 2.0), 3.5,
+                                                'goal_in_obstacle').data)
+    assert status['reason'] == 'goal_in_obstacle'
     status = json.loads(messages.status_message('robot1', 'idle', None, math.inf).data)
     assert status['goal'] is None and status['distance'] is None
 

@@ -178,7 +178,7 @@ def test_others_keep_avoiding_a_stale_robot_for_a_while(rig_factory):
     for _ in range(4):
         rig.odom('r2', 0.0, 0.0)
         cmds = rig.tick()
-    assert rig.node.states[0] == 'stale_odometry'
+    assert rig.node.outputs.states[0] == 'stale_odometry'
     assert cmds['r2'][0] < 0.45 or abs(cmds['r2'][1]) > 0.05
     # After odom_timeout + stale_keepout_time it is forgotten: straight to the goal.
     for _ in range(6):
@@ -332,7 +332,7 @@ def test_stamped_commands_status_and_markers(rig_factory):
     rig.spin_until(lambda: markers and len(status) == 2)
     assert status['r1']['state'] == 'active' and status['r1']['goal'] == [3.0, 0.0]
     assert status['r2'] == {'robot': 'r2', 'state': 'no_odometry', 'goal': None,
-                            'distance': None}
+                            'distance': None, 'reason': ''}
     assert any(m.ns == 'robots' for m in markers[-1].markers)
     result = rig.node.set_parameters([Parameter('publish_markers', value=False)])[0]
     assert result.successful

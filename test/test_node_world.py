@@ -16,7 +16,8 @@ from nav_msgs.msg import Odometry
 import numpy as np
 from orca_nav.core.raycast import cast_rays
 from orca_nav.ros import messages
-from orca_nav.ros.node import make_executor, OrcaNavNode
+from orca_nav.ros.main import make_executor
+from orca_nav.ros.node import OrcaNavNode
 import pytest
 import rclpy
 from rclpy.parameter import Parameter

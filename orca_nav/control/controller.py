@@ -20,10 +20,11 @@ command and state and what the markers show. Example::
 from dataclasses import dataclass, field
 
 import numpy as np
-from orca_nav.core import compute_velocities, drive
+from orca_nav.core import compute_velocities, drive, Obstacles
 from orca_nav.core.geometry import compose_poses
 
 from .config import FleetConfig
+from .navigation import NavigationConfig, Navigator
 from .scan_memory import ScanMemory
 from .states import RobotState
 
@@ -79,20 +80,47 @@ class FleetController:
     Holds what persists between ticks: each commanded robot's goal and the scan memory.
     """
 
-    def __init__(self, config: FleetConfig):
-        """Start with no goals and no scan obstacles."""
+    def __init__(self, config: FleetConfig, navigation: NavigationConfig = NavigationConfig(),
+                 executor=None):
+        """
+        Start with no goals, no map and no scan obstacles.
+
+        executor : concurrent.futures executor for planning (default: one worker thread; a
+        test may pass one that runs each job at once).
+        """
         self.config = config
         c = config.n_controlled
         self.goal = np.zeros((c, 2))
         self.goal_yaw = np.zeros(c)
         self.has_goal = np.zeros(c, bool)
         self.scan_memory = ScanMemory(c)
+        self.navigator = Navigator(config.radius[:c], navigation, executor)
 
-    def reconfigure(self, config: FleetConfig) -> None:
+    def reconfigure(self, config: FleetConfig, navigation: NavigationConfig = None) -> None:
         """Use new settings from the next tick on (same robots; goals and memory are kept)."""
         if config.names != self.config.names or config.n_controlled != self.config.n_controlled:
             raise ValueError('the robots of a running controller cannot change')
         self.config = config
+        if navigation is not None:
+            self.navigator.config = navigation
+
+    def set_map(self, grid) -> None:
+        """Plan on this GridMap from now on (walls and routes are ready a moment later)."""
+        self.navigator.set_map(grid)
+
+    def set_route(self, i: int, points) -> None:
+        """
+        Follow an external route (K, 2) [m] to its last point; an empty one cancels it.
+
+        After a cancel the robot keeps its goal and plans its own route (or goes straight).
+        """
+        points = np.asarray(points, dtype=float).reshape(-1, 2)
+        if len(points) == 0:
+            self.navigator.goal_changed(i)
+            return
+        self.goal[i] = points[-1]
+        self.has_goal[i] = True
+        self.navigator.set_external_route(i, points)
 
     def set_goal(self, i: int, x: float, y: float, yaw: float = 0.0) -> bool:
         """Give commanded robot i a goal in the global frame; False if it already had it."""
@@ -102,11 +130,13 @@ class FleetController:
         self.goal[i] = (x, y)
         self.goal_yaw[i] = yaw
         self.has_goal[i] = True
+        self.navigator.goal_changed(i)
         return True
 
     def cancel_goal(self, i: int) -> None:
         """Forget robot i's goal: it stops and reports idle."""
         self.has_goal[i] = False
+        self.navigator.goal_changed(i)
 
     def step(self, inputs: FleetInputs, now: float) -> StepResult:
         """
@@ -136,8 +166,15 @@ class FleetController:
         orca_vel[~fresh] = 0.0
         orca_radius = cfg.radius + cfg.lookahead
 
-        pref, reached, dist = drive.preferred_velocities(
-            pos[:c], self.goal, self.has_goal, cfg.pref_speed[:c], cfg.slowdown_distance,
+        _, reached, dist = drive.preferred_velocities(
+            pos[:c], self.goal, self.has_goal, 0.0, 0.0, cfg.goal_tolerance)
+        # Toward the goal, or toward a carrot on the route; standing while planning.
+        target, nav_states = self.navigator.update(now, pos[:c], self.goal, self.has_goal,
+                                                   fresh[:c], reached)
+        steering = self.has_goal & ~reached & np.array(
+            [s not in (RobotState.PLANNING, RobotState.UNREACHABLE) for s in nav_states], bool)
+        pref, _, _ = drive.preferred_velocities(
+            pos[:c], target, steering, cfg.pref_speed[:c], cfg.slowdown_distance,
             cfg.goal_tolerance, time_step=cfg.period, right_bias=cfg.pass_on_right)
         all_pref = np.zeros_like(pos)
         all_pref[:c] = pref
@@ -146,14 +183,10 @@ class FleetController:
         new_vel = np.zeros_like(pos)
         idx = np.flatnonzero(present)
         if active.any():
-            obstacles = None
             if cfg.scan_enabled:
                 warnings += self.scan_memory.update(inputs.scans, pos, yaw, fresh, present,
                                                     cfg.radius, cfg.scan_sensor_offset)
-                agent = np.full(cfg.n, -1)
-                agent[idx] = np.arange(len(idx))
-                obstacles = self.scan_memory.obstacles(now, agent[:c], cfg.obstacle_timeout,
-                                                       cfg.share_obstacles)
+            obstacles = self._obstacles(now, idx, orca_pos, orca_radius, active)
             new_vel[idx] = compute_velocities(
                 orca_pos[idx], orca_vel[idx], all_pref[idx], orca_radius[idx],
                 cfg.max_speed[idx], time_step=cfg.period, neighbor_dist=cfg.neighbor_dist,
@@ -162,18 +195,48 @@ class FleetController:
                 active=active[idx], collision_guard=True)
 
         cmd = self._commands(new_vel[:c], yaw[:c], active[:c])
-        states = [self._state(i, inputs.has_pose[i], fresh[i], reached[i]) for i in range(c)]
+        states = [self._state(i, inputs.has_pose[i], fresh[i], reached[i], nav_states[i])
+                  for i in range(c)]
         return StepResult(commands=cmd, states=states, distance=dist, positions=pos,
                           velocities=new_vel, known=inputs.has_pose.copy(), warnings=warnings)
 
-    def _state(self, i, has_pose, fresh, reached):
+    def _state(self, i, has_pose, fresh, reached, navigation):
         if not has_pose:
             return RobotState.NO_ODOMETRY
         if not fresh:
             return RobotState.STALE_ODOMETRY
         if not self.has_goal[i]:
             return RobotState.IDLE
-        return RobotState.REACHED if reached else RobotState.ACTIVE
+        if reached:
+            return RobotState.REACHED
+        return navigation or RobotState.ACTIVE
+
+    def _obstacles(self, now, idx, orca_pos, orca_radius, active):
+        """
+        Obstacles for the core: map walls near the active robots and remembered scan segments.
+
+        idx : rows of the robots handed to the core; returns None when there is nothing.
+        """
+        cfg = self.config
+        c = cfg.n_controlled
+        parts, owners = [], []
+        model = self.navigator.model
+        if model is not None and self.navigator.config.map_walls:
+            reach = cfg.time_horizon_obst * cfg.max_speed + orca_radius
+            walls = model.walls_near(orca_pos[active], reach[active])
+            parts.append(walls)
+            owners.append(np.full(len(walls), -1))
+        if cfg.scan_enabled:
+            agent = np.full(cfg.n, -1)
+            agent[idx] = np.arange(len(idx))
+            segments, owner = self.scan_memory.segments(now, agent[:c], cfg.obstacle_timeout,
+                                                        cfg.share_obstacles)
+            parts.append(segments)
+            owners.append(owner)
+        if not parts or sum(len(p) for p in parts) == 0:
+            return None
+        return Obstacles.build(segments=np.concatenate(parts),
+                               segment_owner=np.concatenate(owners))
 
     def _commands(self, velocities, yaw, active):
         """Global ORCA velocities (C, 2) -> body-frame commands (C, 3) of active robots."""

@@ -3,7 +3,6 @@
 from dataclasses import dataclass
 
 import numpy as np
-from orca_nav.core import Obstacles
 from orca_nav.core.geometry import compose_pose
 from orca_nav.core.scan import scan_to_segments
 
@@ -26,7 +25,7 @@ class ScanMemory:
     The newest scan segments of each commanded robot, with the time they were seen.
 
     ``update`` turns new scans into segments (returns from the other known robots dropped:
-    they are ORCA agents already); ``obstacles`` hands the segments younger than a timeout to
+    they are ORCA agents already); ``segments`` hands the segments younger than a timeout to
     the core, each avoided by the robot that saw it or, shared, by every robot.
     """
 
@@ -65,20 +64,17 @@ class ScanMemory:
                 warnings.append((i, f'scan rejected: {exc}'))
         return warnings
 
-    def obstacles(self, now, agent_index, timeout, shared):
+    def segments(self, now, agent_index, timeout, shared):
         """
-        Obstacles for the core, or None when there is nothing to avoid.
+        Return the remembered scan walls and their owners, for the core: (M, 2, 2), (M,).
 
         agent_index : (C,) row of each commanded robot among the agents handed to the core,
         -1 where the robot is not one of them; timeout [s]; shared: every agent avoids every
-        segment (else only the robot that saw it).
+        segment (owner -1), else only the robot that saw it (owner = its agent row).
         """
-        segments, owners = [], []
+        segments, owners = [np.zeros((0, 2, 2))], [np.zeros(0, np.int64)]
         for i, seg in enumerate(self._segments):
             if len(seg) and agent_index[i] >= 0 and now - self._time[i] <= timeout:
                 segments.append(seg)
                 owners.append(np.full(len(seg), -1 if shared else agent_index[i]))
-        if not segments:
-            return None
-        return Obstacles.build(segments=np.concatenate(segments),
-                               segment_owner=np.concatenate(owners))
+        return np.concatenate(segments), np.concatenate(owners)

@@ -10,7 +10,9 @@ import math
 import struct
 
 from geometry_msgs.msg import Point, PoseStamped, Twist, TwistStamped
+from nav_msgs.msg import Path
 import numpy as np
+from orca_nav.core.grid import GridMap
 from std_msgs.msg import ColorRGBA, String
 from visualization_msgs.msg import Marker, MarkerArray
 
@@ -158,14 +160,81 @@ def command_values(msg):
     return twist.linear.x, twist.linear.y, twist.angular.z
 
 
-def status_message(robot, state, goal=None, distance=None):
+def status_message(robot, state, goal=None, distance=None, reason=''):
     """``std_msgs/String`` with the JSON status of one robot (see docs/node.md)."""
-    data = {'robot': robot, 'state': state,
+    data = {'robot': robot, 'state': state, 'reason': reason,
             'goal': None if goal is None else [round(float(goal[0]), 4),
                                                round(float(goal[1]), 4)],
             'distance': (None if distance is None or not math.isfinite(distance)
                          else round(float(distance), 4))}
     return String(data=json.dumps(data, sort_keys=True))
+
+
+def _frame_check(frame_id, global_frame, what):
+    """Raise ValueError unless ``frame_id`` is the global frame (a leading / is tolerated)."""
+    if frame_id.lstrip('/') != global_frame:
+        raise ValueError(f'{what} frame {frame_id!r} is not the global frame {global_frame!r} '
+                         f'(no transform is done: send it in {global_frame!r})')
+
+
+def grid_from_occupancy(msg, global_frame, occupied_threshold, unknown_is_free, max_cells):
+    """
+    ``nav_msgs/OccupancyGrid`` -> ``GridMap``; ValueError (MapError) with the reason.
+
+    Refused: a map in another frame, empty, too large, all unknown, without free cells.
+    """
+    _frame_check(msg.header.frame_id, global_frame, 'map')
+    info = msg.info
+    o = info.origin
+    values = (o.position.x, o.position.y, o.orientation.x, o.orientation.y, o.orientation.z,
+              o.orientation.w, info.resolution)
+    if not all(map(math.isfinite, values)):
+        raise ValueError(f'map origin or resolution is not finite: {values}')
+    yaw = yaw_from_quaternion(o.orientation.x, o.orientation.y, o.orientation.z,
+                              o.orientation.w)
+    return GridMap.from_occupancy(
+        np.frombuffer(msg.data, dtype=np.int8) if len(msg.data) else np.zeros(0, np.int8),
+        info.width, info.height, info.resolution, (o.position.x, o.position.y, yaw),
+        occupied_threshold=occupied_threshold, unknown_is_free=unknown_is_free,
+        max_cells=max_cells)
+
+
+def route_from_path(msg, global_frame):
+    """
+    ``nav_msgs/Path`` -> (K, 2) points [m] in the global frame (K may be 0: a cancel).
+
+    Raises ValueError when the path or a pose is in another frame or a value is not finite.
+    """
+    if msg.poses:
+        _frame_check(msg.header.frame_id, global_frame, 'path')
+    points = np.array([(p.pose.position.x, p.pose.position.y) for p in msg.poses],
+                      dtype=float).reshape(-1, 2)
+    for k, pose in enumerate(msg.poses):
+        if pose.header.frame_id and pose.header.frame_id.lstrip('/') != global_frame:
+            raise ValueError(f'path pose {k} is in frame {pose.header.frame_id!r}, not '
+                             f'{global_frame!r}')
+    if not np.all(np.isfinite(points)):
+        bad = int(np.argwhere(~np.isfinite(points))[0][0])
+        raise ValueError(f'path has a NaN or infinite position (pose {bad})')
+    return points
+
+
+def path_message(points, frame_id, stamp):
+    """(K, 2) route points -> ``nav_msgs/Path`` (orientation along the route)."""
+    msg = Path()
+    msg.header.frame_id = frame_id
+    msg.header.stamp = stamp
+    points = np.asarray(points, dtype=float).reshape(-1, 2)
+    for k, (x, y) in enumerate(points):
+        pose = PoseStamped()
+        pose.header = msg.header
+        pose.pose.position.x, pose.pose.position.y = float(x), float(y)
+        ahead = points[min(k + 1, len(points) - 1)] - points[max(k - (k + 1 == len(points)), 0)]
+        q = quaternion_from_yaw(math.atan2(ahead[1], ahead[0]))
+        pose.pose.orientation.x, pose.pose.orientation.y = q[0], q[1]
+        pose.pose.orientation.z, pose.pose.orientation.w = q[2], q[3]
+        msg.poses.append(pose)
+    return msg
 
 
 def _color(r, g, b, a=1.0):
@@ -176,18 +245,21 @@ def _color(r, g, b, a=1.0):
 # grey observed, red stale or missing odometry.
 STATE_COLORS = {'active': (0.1, 0.8, 0.2), 'reached': (0.2, 0.4, 1.0), 'idle': (0.2, 0.4, 1.0),
                 'observed': (0.6, 0.6, 0.6), 'stale_odometry': (1.0, 0.1, 0.1),
-                'no_odometry': (1.0, 0.1, 0.1)}
+                'no_odometry': (1.0, 0.1, 0.1), 'planning': (0.9, 0.9, 0.2),
+                'stuck': (1.0, 0.5, 0.0), 'unreachable': (0.6, 0.0, 0.6)}
 
 
 def build_markers(frame_id, stamp, names, positions, radius, velocities, goals, has_goal,
-                  states, known):
+                  states, known, routes=(), carrots=None):
     """
-    ``visualization_msgs/MarkerArray``: a disc per robot, velocity arrows, goals.
+    ``visualization_msgs/MarkerArray``: a disc per robot, velocity arrows, goals, routes.
 
     positions, velocities, goals : (N, 2) global [m], [m/s], [m]; radius : (N,) [m]
     has_goal, known : (N,) bool (known: a pose has been received); states : list of N strings.
+    routes : per robot a (K, 2) route or None; carrots : (N, 2), NaN where there is none.
     Namespaces: 'robots' (one CYLINDER per robot, id = index), 'velocities' (one LINE_LIST),
-    'goals' (one SPHERE_LIST plus a LINE_LIST from each robot to its goal).
+    'goals' (one SPHERE_LIST plus a LINE_LIST from each robot to its goal), 'routes' (one
+    LINE_STRIP per robot with a route, id = index), 'carrots' (one SPHERE_LIST).
     """
     out = MarkerArray()
     clear = Marker(action=Marker.DELETEALL)
@@ -230,7 +302,27 @@ def build_markers(frame_id, stamp, names, positions, radius, velocities, goals, 
             goal_points.points.append(g)
             goal_lines.points.append(Point(x=x, y=y, z=MARKER_ARROW_Z))
             goal_lines.points.append(g)
-    for m in (arrows, goal_points, goal_lines):
+    for i, route in enumerate(routes):
+        if route is None or len(route) < 2:
+            continue
+        m = Marker(ns='routes', id=i, type=Marker.LINE_STRIP, action=Marker.ADD)
+        m.header.frame_id = frame_id
+        m.header.stamp = stamp
+        m.pose.orientation.w = 1.0
+        m.scale.x = 0.02
+        m.color = _color(0.0, 0.7, 1.0, 0.8)
+        m.points = [Point(x=float(x), y=float(y), z=MARKER_ARROW_Z) for x, y in route]
+        out.markers.append(m)
+    carrot_points = Marker(ns='carrots', id=0, type=Marker.SPHERE_LIST, action=Marker.ADD)
+    carrot_points.header.frame_id = frame_id
+    carrot_points.header.stamp = stamp
+    carrot_points.pose.orientation.w = 1.0
+    carrot_points.scale.x = carrot_points.scale.y = carrot_points.scale.z = 0.08
+    carrot_points.color = _color(0.0, 0.7, 1.0, 0.9)
+    if carrots is not None:
+        carrot_points.points = [Point(x=float(x), y=float(y), z=MARKER_ARROW_Z)
+                                for x, y in carrots if math.isfinite(x) and math.isfinite(y)]
+    for m in (arrows, goal_points, goal_lines, carrot_points):
         if m.points:
             out.markers.append(m)
     return out

@@ -31,6 +31,7 @@ import re
 import numpy as np
 
 from orca_nav.control.config import FleetConfig
+from orca_nav.control.navigation import NavigationConfig
 from orca_nav.core.drive import DIFFERENTIAL, DRIVES, HOLONOMIC
 
 # A robot name is a ROS name token: it becomes the namespace of the robot's topics.
@@ -156,6 +157,38 @@ FLEET_PARAMS = (
        "Every robot avoids every robot's scan obstacles (false: only the robot that saw them)"),
     _p('scan_sensor_offset', [0.0, 0.0, 0.0], 'double_array',
        'Laser pose in the robot body frame [x m, y m, yaw rad]', length=3),
+    # Maps and routes.
+    _p('map_topic', '/map', 'string',
+       'nav_msgs/OccupancyGrid in global_frame (reliable, transient local, as a map server '
+       'publishes it); routes are planned on it once it arrives', read_only=True),
+    _p('occupied_threshold', 65, 'integer',
+       'Map cells at or above this occupancy [0-100] are walls', range=(1, 100)),
+    _p('unknown_is_free', False, 'bool',
+       'Plan through unknown map cells (-1); false: they are obstacles'),
+    _p('max_map_cells', 25_000_000, 'integer',
+       'Maps with more cells are rejected (memory and planning time)', range=(1, 400_000_000)),
+    _p('route_margin', 0.1, 'double',
+       'Routes keep each robot radius plus this from occupied cells [m]; larger: farther from '
+       'walls, but narrow doors may become impassable', range=(0.0, 5.0)),
+    _p('route_lookahead', 1.0, 'double',
+       'The preferred velocity points at a carrot this far ahead along the route [m] (pulled '
+       'back while out of sight on the map)', range=(0.05, 50.0)),
+    _p('map_walls', True, 'bool',
+       'Walls of the map near each robot are ORCA obstacles (robots keep off mapped walls '
+       'even without scans)'),
+    _p('progress_distance', 0.5, 'double',
+       'A robot that gains less than this toward its goal in progress_timeout is stuck [m]',
+       range=(0.01, 100.0)),
+    _p('progress_timeout', 10.0, 'double',
+       'See progress_distance [s]; a stuck robot is re-planned once and reported',
+       range=(0.1, 3600.0)),
+    _p('plan_topic', 'plan', 'string',
+       'External route (nav_msgs/Path in global_frame, e.g. from Nav2) relative to each robot '
+       'namespace: followed instead of a planned route, its last pose is the goal; an empty '
+       'path cancels it', read_only=True),
+    _p('route_topic', 'orca_route', 'string',
+       'The route each robot follows (nav_msgs/Path, latched) relative to each robot namespace',
+       read_only=True),
 )
 
 ROBOT_PARAMS = (
@@ -271,10 +304,13 @@ def validate(values):
                 error = check_value(name, spec, values[name])
                 if error:
                     return error
-    for name in ('odom_topic', 'goal_topic', 'cmd_vel_topic', 'status_topic', 'scan_topic'):
+    for name in ('odom_topic', 'goal_topic', 'cmd_vel_topic', 'status_topic', 'scan_topic',
+                 'plan_topic', 'route_topic'):
         if not RELATIVE_TOPIC.match(values[name]):
             return (f'{name} must be a topic name relative to the robot namespace '
                     f'(e.g. "odom", no leading /), got {values[name]!r}')
+    if not RELATIVE_TOPIC.match(values['map_topic'].lstrip('/')):
+        return f'map_topic must be a topic name such as "/map", got {values["map_topic"]!r}'
     if not FRAME_ID.match(values['global_frame']):
         return f'global_frame must be a frame id such as "map", got {values["global_frame"]!r}'
     return None
@@ -296,6 +332,7 @@ class Settings:
 
     params: FleetValues  # every fleet parameter, typed
     fleet: FleetConfig   # per-robot arrays (robots + observed_robots, commanded first)
+    navigation: NavigationConfig  # route following
     values: dict         # the accepted {name: value}, merged with new ones on a parameter set
 
     @property
@@ -351,7 +388,11 @@ def resolve(values):
         scan_enabled=params.scan_enabled, obstacle_timeout=params.obstacle_timeout,
         share_obstacles=params.share_obstacles,
         scan_sensor_offset=tuple(params.scan_sensor_offset))
-    return Settings(params=params, fleet=fleet, values=dict(values))
+    navigation = NavigationConfig(
+        route_lookahead=params.route_lookahead, progress_distance=params.progress_distance,
+        progress_timeout=params.progress_timeout, route_margin=params.route_margin,
+        map_walls=params.map_walls)
+    return Settings(params=params, fleet=fleet, navigation=navigation, values=dict(values))
 
 
 def descriptor(spec):

@@ -1,0 +1,71 @@
+"""A map made ready for a fleet: wall segments indexed for ORCA, planners per robot radius."""
+
+import numpy as np
+from orca_nav.core.routes import RoutePlanner
+from scipy.spatial import cKDTree
+
+# Map walls are cut into pieces at most this long [m], indexed by their midpoints: a wall
+# within r of a point has a piece whose midpoint is within r + WALL_PIECE / 2 of it.
+WALL_PIECE = 1.0
+
+
+class MapModel:
+    """
+    One map (a GridMap), its wall segments as ORCA obstacles, and its route planners.
+
+    Built off the control tick (``MapModel.build`` runs on the planning worker); afterwards
+    ``walls_near`` is what a tick asks of it.
+    """
+
+    def __init__(self, grid, walls, planners):
+        """Use ``MapModel.build``."""
+        self.grid = grid
+        self.walls = walls                        # (M, 2, 2) pieces of at most WALL_PIECE [m]
+        self._tree = cKDTree(walls.mean(axis=1)) if len(walls) else None
+        self._planners = planners                 # clearance [m] -> RoutePlanner
+
+    @classmethod
+    def build(cls, grid, clearances=()):
+        """Extract and cut the walls and prepare a planner for each clearance [m]."""
+        return cls(grid, split_segments(grid.wall_segments(), WALL_PIECE),
+                   {float(c): RoutePlanner(grid, float(c)) for c in clearances})
+
+    def planner(self, clearance):
+        """Return the RoutePlanner of robots of this clearance [m] (built on first use)."""
+        clearance = float(clearance)
+        if clearance not in self._planners:
+            self._planners[clearance] = RoutePlanner(self.grid, clearance)
+        return self._planners[clearance]
+
+    def walls_near(self, points, ranges):
+        """
+        Return the wall pieces within ``ranges`` (K,) [m] of any of ``points`` (K, 2).
+
+        Conservative: every piece within range is returned, a few farther ones may be.
+        """
+        if self._tree is None or len(points) == 0:
+            return np.zeros((0, 2, 2))
+        hits = self._tree.query_ball_point(np.asarray(points, dtype=float),
+                                           np.asarray(ranges, dtype=float) + 0.5 * WALL_PIECE)
+        idx = np.unique(np.concatenate([np.asarray(h, dtype=np.int64) for h in hits]))
+        return self.walls[idx]
+
+
+def split_segments(segments, max_length):
+    """
+    Cut (M, 2, 2) segments into collinear pieces no longer than ``max_length`` [m].
+
+    >>> split_segments(np.array([[[0.0, 0.0], [2.5, 0.0]]]), 1.0)[:, :, 0].round(3).tolist()
+    [[0.0, 0.833], [0.833, 1.667], [1.667, 2.5]]
+    """
+    segments = np.asarray(segments, dtype=float).reshape(-1, 2, 2)
+    if len(segments) == 0:
+        return segments
+    a, b = segments[:, 0], segments[:, 1]
+    count = np.maximum(1, np.ceil(np.hypot(*(b - a).T) / max_length).astype(int))
+    owner = np.repeat(np.arange(len(segments)), count)
+    k = np.arange(len(owner)) - np.repeat(np.cumsum(count) - count, count)
+    t0 = (k / count[owner])[:, None]
+    t1 = ((k + 1) / count[owner])[:, None]
+    d = (b - a)[owner]
+    return np.stack([a[owner] + t0 * d, a[owner] + t1 * d], axis=1)

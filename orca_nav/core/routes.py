@@ -1,0 +1,756 @@
+"""
+Route planning on an occupancy grid, and route following helpers (no ROS).
+
+A :class:`RoutePlanner` plans, for robots of one radius (``clearance``), routes from starts to
+goals through the free space of a :class:`~orca_nav.core.grid.GridMap`:
+
+1. the map's obstacles are grown by ``clearance`` (``grid.blocked``); the free cells are split
+   into 8-connected components, so a goal in another component is ``no_path`` at once;
+2. a cost-to-go field is computed from the goal cell with ``skimage.graph.MCP_Geometric``
+   (cost 1 per free cell, 8-neighbour moves, blocked cells impassable), shared by all robots
+   heading for the same goal cell; the cell path is the field's traceback from the start;
+3. the cell path is shortcut greedily with a conservative line-of-sight test (an any-angle-like
+   polyline), and its ends are replaced by the exact start and goal.
+
+Large maps (more than ``max_fine_cells`` cells) are searched hierarchically: a Dijkstra search
+on a graph of f x f blocks (two blocks are linked when two 8-adjacent free cells straddle their
+border, so walls do not leak) gives the corridor, and MCP refines it on the full-resolution grid
+in short windows along the corridor; if a window fails, the full-resolution field is used.
+
+A start inside the inflated zone (a robot squeezed against a wall) is connected to the nearest
+free cell of the goal's component within a few clearances; a goal in the inflated zone (but not
+in an obstacle) is snapped to the nearest free cell within two clearances. In both cases the
+route still begins at the exact start and ends at the exact goal.
+
+Cells are written (column, row) in the public functions, like world points: (x, y) order.
+"Cell coordinates" are continuous (column, row) coordinates in which the centre of cell (c, r)
+is at (c, r) and the cell spans [c - 0.5, c + 0.5] x [r - 0.5, r + 0.5].
+
+Example::
+
+    planner = RoutePlanner(grid, clearance=0.25)
+    route = planner.plan(start=(1.0, 2.0), goal=(8.0, 9.5))     # raises Unreachable
+    point, segment = carrot(route.points, position, lookahead=1.0)
+"""
+
+from collections import OrderedDict
+from dataclasses import dataclass
+import math
+from typing import Callable, Optional
+
+import numpy as np
+from scipy import ndimage
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import dijkstra
+from skimage.graph import MCP_Geometric
+
+from .grid import GridMap
+
+# Maps up to this many cells are planned with a full-resolution MCP field per goal (about 0.1 s
+# on a 2-core machine); larger ones use the block graph first.
+FINE_MAX_CELLS = 250_000
+# Cost-to-go fields kept per planner (least recently used dropped first), and the total number
+# of cells they may hold (a full-resolution MCP field takes about 30 bytes per cell).
+DEFAULT_CACHE_SIZE = 16
+FIELD_CACHE_CELLS = 4_000_000
+# Block-graph fields (one float and one int per block) are small: keep many.
+COARSE_CACHE_SIZE = 256
+# A start in the inflated zone connects to a free cell at most this many clearances away (a
+# robot pushed against a wall by others stands well within one clearance of it).
+START_SNAP_CLEARANCES = 3.0
+# A goal in the inflated zone is snapped to a free cell at most this many clearances away.
+GOAL_SNAP_CLEARANCES = 2.0
+# Snap radii never go below this many cells, so a clearance of a cell or less still snaps.
+MIN_SNAP_CELLS = 2.0
+# Line of sight samples a segment every LOS_STEP cells (along its longer axis) and checks every
+# cell within LOS_HALF_WIDTH cells of each sample. LOS_HALF_WIDTH > LOS_STEP / 2, so every
+# point of the segment lies strictly inside a checked box: touched corners count.
+LOS_STEP = 0.5
+LOS_HALF_WIDTH = 0.3
+# Snapping checks that the snap crosses no wall by point samples this far apart [cells].
+SNAP_LOS_STEP = 0.05
+# Line-of-sight tests are batched by at most this many samples (memory bound).
+LOS_BATCH_SAMPLES = 1_000_000
+# Shortcutting tests the following points in windows (the first holds this many points, each
+# next one twice as many), at most this many sampled points per window.
+SHORTCUT_WINDOW_SAMPLES = 16
+# Coarse corridor refinement: consecutive blocks of the block path refined by one MCP search.
+WINDOW_BLOCKS = 16
+# Projections onto the route closer than this [m] to the nearest one count as ties, so the
+# earliest segment wins (a route passing twice near a point is not short-cut).
+PROJECTION_TIE = 1e-9
+# carrot() pulls a hidden carrot back toward the robot in this many steps.
+PULLBACK_STEPS = 10
+
+UNREACHABLE_REASONS = ('goal_outside_map', 'goal_in_obstacle', 'start_outside_map', 'no_path')
+
+
+class Unreachable(Exception):
+    """A goal that cannot be reached; ``reason`` is one of ``UNREACHABLE_REASONS``."""
+
+    def __init__(self, reason: str, detail: str = ''):
+        """Record the reason ('goal_outside_map', ...) and a human-readable detail."""
+        super().__init__(reason, detail)
+        self.reason = reason
+        self.detail = detail
+
+    def __str__(self) -> str:
+        """Return 'reason: detail'."""
+        return f'{self.reason}: {self.detail}' if self.detail else self.reason
+
+
+@dataclass(frozen=True, eq=False)
+class Route:
+    """
+    A planned route.
+
+    Fields:
+        points: (K, 2) waypoints in the global frame [m], K >= 2; the first is the exact start,
+            the last the exact goal
+        length: length of the polyline through the points [m]
+    """
+
+    points: np.ndarray
+    length: float
+
+
+# --- line of sight ----------------------------------------------------------------------------
+
+def _segments_clear(mask: np.ndarray, a: np.ndarray, b: np.ndarray,
+                    half_width: float = LOS_HALF_WIDTH, step: float = LOS_STEP) -> np.ndarray:
+    """
+    Return (K,) bool: whether each segment a[k] -> b[k] avoids every True cell of ``mask``.
+
+    Inputs:
+        mask: (H, W) bool, True for cells to avoid; off the mask counts as True
+        a, b: (K, 2) float cell coordinates (column, row) of the segment ends
+        half_width, step: samples every ``step`` cells along the longer axis, each checking
+            the cells within ``half_width`` (Chebyshev) of it [cells]
+
+    With the defaults it is conservative: a segment that touches a True cell, even at a
+    corner, is not clear. With half_width 0 and a small step it only tells whether the
+    segment runs through the inside of a True cell (up to the sampling).
+    """
+    a = np.asarray(a, dtype=float).reshape(-1, 2)
+    b = np.asarray(b, dtype=float).reshape(-1, 2)
+    count = len(a)
+    clear = np.ones(count, dtype=bool)
+    if count == 0:
+        return clear
+    delta = b - a
+    samples = np.ceil(np.max(np.abs(delta), axis=1) / step).astype(np.int64) + 1
+    height, width = mask.shape
+    # Batches of whole segments, each at most LOS_BATCH_SAMPLES samples (a longer segment alone).
+    ends = np.cumsum(samples)
+    first = 0
+    while first < count:
+        last = max(int(np.searchsorted(ends, ends[first] - samples[first] + LOS_BATCH_SAMPLES,
+                                       side='right')), first + 1)
+        n = samples[first:last]
+        segment = np.repeat(np.arange(first, last), n)
+        offsets = np.cumsum(n) - n
+        step = np.arange(int(n.sum())) - np.repeat(offsets, n)
+        t = step / np.maximum(n - 1, 1)[segment - first]
+        points = a[segment] + t[:, np.newaxis] * delta[segment]
+        hit = np.zeros(len(points), dtype=bool)
+        for dx in (-half_width, half_width):
+            col = np.floor(points[:, 0] + dx + 0.5).astype(np.int64)
+            col_out = (col < 0) | (col >= width)
+            col = np.clip(col, 0, width - 1)
+            for dy in (-half_width, half_width):
+                row = np.floor(points[:, 1] + dy + 0.5).astype(np.int64)
+                row_out = (row < 0) | (row >= height)
+                hit |= col_out | row_out | mask[np.clip(row, 0, height - 1), col]
+        clear[first:last] = np.bincount(segment - first, weights=hit,
+                                        minlength=last - first) == 0
+        first = last
+    return clear
+
+
+def line_of_sight(blocked: np.ndarray, a_cell, b_cell) -> bool:
+    """
+    Return whether the segment between two cell centres crosses no blocked cell.
+
+    Inputs:
+        blocked: (H, W) bool mask, True where the robot may not be (off the mask is blocked)
+        a_cell, b_cell: (column, row) cells (integers: centres; fractional cell coordinates
+            are accepted too)
+
+    Conservative: a segment that touches a blocked cell, including passing exactly through the
+    corner between two diagonal blocked cells, is not clear.
+    """
+    return bool(_segments_clear(blocked, np.asarray(a_cell, dtype=float)[np.newaxis],
+                                np.asarray(b_cell, dtype=float)[np.newaxis])[0])
+
+
+def _farthest_visible(blocked: np.ndarray, points: np.ndarray, index: int) -> int:
+    """
+    Return the farthest j > index visible from points[index] (index + 1 if none is).
+
+    The following points are tested in windows that double in size while some tested point
+    of the latest window is visible (so the points behind a long hidden stretch are not
+    searched). A window of w points is sampled every w / SHORTCUT_WINDOW_SAMPLES points; the
+    points between the farthest visible sample and the next tested one are then all tested.
+    """
+    count = len(points)
+    origin = points[index:index + 1]
+
+    def visible(candidates):
+        return _segments_clear(blocked, np.repeat(origin, len(candidates), axis=0),
+                               points[candidates])
+
+    best, next_tested = index + 1, index + 2
+    low, window = index + 2, SHORTCUT_WINDOW_SAMPLES
+    while low < count:
+        high = min(count, low + window)
+        stride = max(1, window // SHORTCUT_WINDOW_SAMPLES)
+        candidates = np.unique(np.append(np.arange(low, high, stride), high - 1))
+        seen = np.nonzero(visible(candidates))[0]
+        if len(seen) == 0:
+            break
+        best = int(candidates[seen[-1]])
+        next_tested = int(candidates[seen[-1] + 1]) if seen[-1] + 1 < len(candidates) else high
+        low, window = high, window * 2
+    # The untested points just past the farthest visible sample.
+    candidates = np.arange(best + 1, min(next_tested, count))
+    if len(candidates):
+        seen = np.nonzero(visible(candidates))[0]
+        if len(seen):
+            best = int(candidates[seen[-1]])
+    return best
+
+
+def shortcut(blocked: np.ndarray, cells) -> np.ndarray:
+    """
+    Shorten a cell path by greedy line-of-sight shortcutting (any-angle-like).
+
+    From each kept point, jump to the farthest later point visible from it (line_of_sight on
+    ``blocked``); when none is, keep the next point (the original path step).
+
+    Inputs:
+        blocked: (H, W) bool mask, True where the robot may not be
+        cells: (K, 2) (column, row) cells or cell coordinates of the path
+
+    Output:
+        (K', 2) the kept points (a subset of ``cells`` in order, first and last included).
+    """
+    cells = np.asarray(cells)
+    if len(cells) <= 2:
+        return cells.copy()
+    points = cells.astype(float)
+    kept = [0]
+    # A loop over route waypoints: each pass jumps to a later kept point.
+    while kept[-1] < len(points) - 1:
+        kept.append(_farthest_visible(blocked, points, kept[-1]))
+    return cells[kept]
+
+
+# --- route following --------------------------------------------------------------------------
+
+def _cumulative(points: np.ndarray) -> tuple:
+    """Return ((K-1, 2) segment vectors, (K-1,) lengths, (K,) arc length at each point) [m]."""
+    delta = np.diff(points, axis=0)
+    lengths = np.hypot(delta[:, 0], delta[:, 1])
+    return delta, lengths, np.concatenate([[0.0], np.cumsum(lengths)])
+
+
+def _point_at(points: np.ndarray, delta: np.ndarray, lengths: np.ndarray, arc: np.ndarray,
+              target: float) -> tuple:
+    """Return (the (2,) point at arc length ``target`` [m], clamped to the route; its segment)."""
+    if target >= arc[-1]:
+        # Past the end: the goal.
+        return points[-1].copy(), len(lengths) - 1
+    target = max(target, 0.0)
+    segment = int(np.clip(np.searchsorted(arc, target, side='right') - 1, 0, len(lengths) - 1))
+    if lengths[segment] <= 0.0:
+        return points[segment].copy(), segment
+    t = (target - arc[segment]) / lengths[segment]
+    return points[segment] + t * delta[segment], segment
+
+
+def progress_along(points, position, start_index: int = 0) -> tuple:
+    """
+    Project a position onto a route.
+
+    Inputs:
+        points: (K, 2) route waypoints [m]
+        position: (2,) robot position [m]
+        start_index: first segment searched (segments before it are already done)
+
+    Output:
+        (arc length [m] from the route start to the projection, index of the segment holding
+        it). The nearest segment from ``start_index`` on wins; on a tie, the earliest.
+    """
+    points = np.asarray(points, dtype=float)
+    position = np.asarray(position, dtype=float)
+    if len(points) < 2:
+        # A one-point route: the robot is at its start.
+        return 0.0, 0
+    delta, lengths, arc = _cumulative(points)
+    first = int(np.clip(start_index, 0, len(lengths) - 1))
+    a, d, length2 = points[first:-1], delta[first:], lengths[first:] ** 2
+    safe = np.where(length2 > 0.0, length2, 1.0)
+    t = np.where(length2 > 0.0, np.clip(np.sum((position - a) * d, axis=1) / safe, 0.0, 1.0),
+                 0.0)
+    gap = np.hypot(*(a + t[:, np.newaxis] * d - position).T)
+    best = int(np.argmax(gap <= gap.min() + PROJECTION_TIE))
+    segment = first + best
+    return float(arc[segment] + t[best] * lengths[segment]), segment
+
+
+def carrot(points, position, lookahead: float, progress_index: int = 0,
+           visible: Optional[Callable] = None) -> tuple:
+    """
+    Return the point to steer to: ``lookahead`` metres ahead of the robot along the route.
+
+    Inputs:
+        points: (K, 2) route waypoints [m]
+        position: (2,) robot position [m]
+        lookahead: distance along the route ahead of the robot's projection [m]
+        progress_index: first segment searched for the projection (see progress_along), so a
+            route that loops back is not short-cut
+        visible: optional callable (2,) point [m] -> bool; when given and the carrot is not
+            visible, it is pulled back along the route toward the robot's projection (in
+            PULLBACK_STEPS steps) until it is; if none is, the projection itself is returned
+
+    Output:
+        ((2,) carrot point [m], index of the segment holding the robot's projection: pass it
+        back as ``progress_index`` next time). Past the end of the route, the carrot is the
+        goal.
+    """
+    points = np.asarray(points, dtype=float)
+    if len(points) < 2:
+        return points[-1].copy(), 0
+    progress, segment = progress_along(points, position, progress_index)
+    delta, lengths, arc = _cumulative(points)
+    target = min(progress + max(float(lookahead), 0.0), arc[-1])
+    point, _ = _point_at(points, delta, lengths, arc, target)
+    if visible is None or visible(point):
+        return point, segment
+    # The carrot is hidden (e.g. round a corner): walk it back toward the robot.
+    for step in range(1, PULLBACK_STEPS + 1):
+        pulled, _ = _point_at(points, delta, lengths, arc,
+                              target - (target - progress) * step / PULLBACK_STEPS)
+        if visible(pulled):
+            return pulled, segment
+    return pulled, segment
+
+
+# --- the planner ------------------------------------------------------------------------------
+
+def coarse_factor(clearance: float, resolution: float) -> int:
+    """
+    Return the block size [cells] of the block graph for robots of radius ``clearance`` [m].
+
+    The obstacles grown by ``clearance`` form bands at least 2 * clearance / resolution + 1
+    cells wide; blocks whose diagonal is shorter than that cannot hold free cells on both sides
+    of a band, so the free cells of a block are (nearly always) connected inside it.
+    """
+    band = 2.0 * clearance / resolution + 1.0
+    return max(1, int(math.floor(band / math.sqrt(2.0) + 1.0 - 1e-9)))
+
+
+class _BlockGraph:
+    """The free space as a graph of f x f blocks of cells (the coarse level for large maps)."""
+
+    def __init__(self, free: np.ndarray, factor: int, resolution: float):
+        """
+        Link blocks that hold two 8-adjacent free cells across their border.
+
+        Inputs:
+            free: (H, W) bool, the free (not blocked) cells
+            factor: block side f [cells]
+            resolution: cell side [m]
+        """
+        f = factor
+        height, width = free.shape
+        self.factor = f
+        self.shape = (-(-height // f), -(-width // f))
+        rows, cols = self.shape
+        padded = np.zeros((rows * f, cols * f), dtype=bool)
+        padded[:height, :width] = free
+        sources, targets = [], []
+        row_in_block = np.arange(rows * f) % f
+        col_in_block = np.arange(cols * f) % f
+        # Each of the 4 undirected 8-neighbour offsets (dr, dc) pairs cell p = (r, c) with
+        # q = (r + dr, c + dc). The block step from p's block to q's block depends only on
+        # (r % f, c % f), so the pairs of each block step are reduced block by block.
+        for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
+            pair = np.zeros_like(padded)
+            lo, hi = max(0, -dc), cols * f - max(0, dc)
+            pair[:rows * f - dr, lo:hi] = (padded[:rows * f - dr, lo:hi]
+                                           & padded[dr:, lo + dc:hi + dc])
+            block_dr = (row_in_block + dr) // f
+            block_dc = np.floor_divide(col_in_block + dc, f)
+            for step_r in (0, 1):
+                for step_c in (-1, 0, 1):
+                    if (step_r, step_c) == (0, 0):
+                        continue
+                    row_sel = block_dr == step_r
+                    col_sel = block_dc == step_c
+                    if not (row_sel.any() and col_sel.any()):
+                        continue
+                    crossing = pair & row_sel[:, np.newaxis] & col_sel[np.newaxis, :]
+                    linked = crossing.reshape(rows, f, cols, f).any(axis=(1, 3))
+                    br, bc = np.nonzero(linked)
+                    sources.append(br * cols + bc)
+                    targets.append((br + step_r) * cols + bc + step_c)
+        source = np.concatenate(sources) if sources else np.zeros(0, dtype=np.int64)
+        target = np.concatenate(targets) if targets else np.zeros(0, dtype=np.int64)
+        nodes = rows * cols
+        # The same block pair is found through several offsets: keep each link once.
+        code = np.unique(np.minimum(source, target) * nodes + np.maximum(source, target))
+        source, target = code // nodes, code % nodes
+        # Link length: distance between the block centres [m].
+        weight = np.hypot(source // cols - target // cols,
+                          source % cols - target % cols) * f * resolution
+        self.graph = csr_matrix((weight, (source, target)), shape=(nodes, nodes))
+
+    def block(self, cell_rc) -> int:
+        """Return the node index of the block holding the (row, col) cell."""
+        f = self.factor
+        return int(cell_rc[0] // f * self.shape[1] + cell_rc[1] // f)
+
+    def field(self, goal_node: int) -> tuple:
+        """Return ((N,) distance [m] to the goal block, (N,) predecessor toward it)."""
+        return dijkstra(self.graph, directed=False, indices=goal_node, return_predecessors=True)
+
+
+class RoutePlanner:
+    """
+    Plan routes for robots of one radius through a map's free space.
+
+    Fields:
+        grid: the map
+        clearance: robot radius [m] kept from obstacle cell centres
+        blocked: (H, W) bool, ``grid.blocked(clearance)`` (read-only)
+        free: (H, W) bool, its complement: the cells a robot centre may occupy (read-only)
+        cost_to_go_computed: number of cost-to-go fields computed so far (cache misses; on a
+            large map, block-graph fields and full-resolution fallbacks both count)
+        full_grid_fallbacks: routes of a large map that needed the full-resolution field
+            because the block corridor held no path
+    """
+
+    def __init__(self, grid: GridMap, clearance: float, *,
+                 max_fine_cells: int = FINE_MAX_CELLS, cache_size: int = DEFAULT_CACHE_SIZE):
+        """
+        Inflate the map and prepare the search.
+
+        Inputs:
+            grid: the map
+            clearance: robot radius [m]
+            max_fine_cells: maps with more cells are searched on the block graph first
+            cache_size: number of full-resolution cost-to-go fields kept
+        """
+        self.grid = grid
+        self.clearance = float(clearance)
+        self.blocked = grid.blocked(self.clearance)
+        self.free = ~self.blocked
+        self.free.setflags(write=False)
+        # 8-connected components of the free space: same connectivity as the MCP moves.
+        self._labels, _ = ndimage.label(self.free, structure=np.ones((3, 3), dtype=bool))
+        self.cost_to_go_computed = 0
+        self.full_grid_fallbacks = 0
+        self._cache_size = max(1, int(cache_size))
+        self._fields = OrderedDict()           # goal (row, col) -> (MCP, (H, W) costs [m])
+        self._block_fields = OrderedDict()     # goal block -> (distance, predecessor)
+        self._mcp_costs = None
+        self._blocks = None
+        factor = coarse_factor(self.clearance, grid.resolution)
+        if grid.occupied.size > max_fine_cells and factor >= 2:
+            # Large map: the block graph guides the search (built now, with the inflation).
+            self._blocks = _BlockGraph(self.free, factor, grid.resolution)
+
+    # --- public API ---------------------------------------------------------------------------
+
+    def plan(self, start, goal) -> Route:
+        """
+        Plan a route from ``start`` (2,) to ``goal`` (2,) [m, global frame].
+
+        Errors:
+            Unreachable: reason 'goal_outside_map', 'goal_in_obstacle', 'start_outside_map' or
+                'no_path'.
+        """
+        result = self.plan_many([start], [goal])[0]
+        if isinstance(result, Unreachable):
+            raise result
+        return result
+
+    def plan_many(self, starts, goals) -> list:
+        """
+        Plan one route per robot.
+
+        Inputs:
+            starts: (N, 2) start positions [m]
+            goals: (N, 2) goal positions [m]
+
+        Output:
+            N items, each a Route or an Unreachable instance (not raised). Robots sharing a goal
+            cell share one cost-to-go field (computed once).
+        """
+        starts = np.asarray(starts, dtype=float).reshape(-1, 2)
+        goals = np.asarray(goals, dtype=float).reshape(-1, 2)
+        if len(starts) != len(goals):
+            raise ValueError(f'{len(starts)} starts but {len(goals)} goals')
+        results = [None] * len(starts)
+        goal_cells = []
+        for goal in goals:
+            try:
+                goal_cells.append(self._goal_cell(goal))
+            except Unreachable as error:
+                goal_cells.append(error)
+        # Robots grouped by goal cell, so each group's field is computed once even with a
+        # small cache.
+        keys = [cell if isinstance(cell, tuple) else (-1, -1) for cell in goal_cells]
+        for index in sorted(range(len(starts)), key=lambda i: keys[i]):
+            goal_cell = goal_cells[index]
+            if isinstance(goal_cell, Unreachable):
+                results[index] = Unreachable(goal_cell.reason, goal_cell.detail)
+                continue
+            try:
+                results[index] = self._route(starts[index], goals[index], goal_cell)
+            except Unreachable as error:
+                results[index] = error
+        return results
+
+    def cost_to_go(self, goal) -> np.ndarray:
+        """
+        Return the (H, W) cost-to-go [m] from every cell to ``goal`` (2,) [m] (read-only).
+
+        Path length along 8-neighbour moves between free cell centres; inf on blocked cells
+        and where the goal cannot be reached. Cached per goal cell. A goal within clearance of
+        a wall is snapped as in plan(). On a large map this is a full-resolution search (about
+        2 s for 4 M cells), which plan() avoids.
+
+        Errors:
+            Unreachable: 'goal_outside_map' or 'goal_in_obstacle'.
+        """
+        return self._field(self._goal_cell(np.asarray(goal, dtype=float)))[1]
+
+    # --- cells --------------------------------------------------------------------------------
+
+    def _cell_coordinates(self, xy) -> np.ndarray:
+        """Return the (2,) cell coordinates (column, row) of a (2,) point [m]."""
+        return self.grid.world_to_local(xy)[0] - 0.5
+
+    def _nearest_cell(self, point: np.ndarray, radius: float, label: Optional[int] = None):
+        """
+        Return the (row, col) of the nearest free cell reachable from a point, or None.
+
+        Inputs:
+            point: (2,) cell coordinates of the point
+            radius: largest distance [cells] from the point to the cell centre
+            label: if given, only free cells of this component may be chosen
+
+        The segment from the point to the cell must not run through an obstacle cell of the
+        map (not the inflation), other than the point's own cell, so a snap never crosses a
+        wall (touching a wall's corner or face is allowed: the point may stand on one).
+        """
+        height, width = self.free.shape
+        own = np.floor(point + 0.5).astype(np.int64)
+        reach = int(math.ceil(radius)) + 2
+        r0, r1 = max(own[1] - reach, 0), min(own[1] + reach + 1, height)
+        c0, c1 = max(own[0] - reach, 0), min(own[0] + reach + 1, width)
+        if r0 >= r1 or c0 >= c1:
+            return None
+        rows, cols = np.mgrid[r0:r1, c0:c1]
+        distance = np.hypot(cols - point[0], rows - point[1])
+        candidate = self.free[r0:r1, c0:c1] & (distance <= radius)
+        if label is not None:
+            candidate &= self._labels[r0:r1, c0:c1] == label
+        if not np.any(candidate):
+            return None
+        order = np.argsort(distance[candidate], kind='stable')
+        cand_rows, cand_cols = rows[candidate][order], cols[candidate][order]
+        walls = self.grid.obstacles[r0:r1, c0:c1].copy()
+        if r0 <= own[1] < r1 and c0 <= own[0] < c1:
+            walls[own[1] - r0, own[0] - c0] = False
+        origin = np.array([c0, r0])
+        ends = np.stack([cand_cols, cand_rows], axis=1) - origin
+        visible = _segments_clear(walls, np.repeat((point - origin)[np.newaxis], len(ends), 0),
+                                  ends, half_width=0.0, step=SNAP_LOS_STEP)
+        if not np.any(visible):
+            return None
+        best = int(np.argmax(visible))
+        return int(cand_rows[best]), int(cand_cols[best])
+
+    def _snap_radius(self, clearances: float) -> float:
+        """Return a snap radius [cells] of ``clearances`` robot radii (at least MIN_SNAP_CELLS)."""
+        return max(clearances * self.clearance / self.grid.resolution, MIN_SNAP_CELLS)
+
+    def _goal_cell(self, goal: np.ndarray) -> tuple:
+        """Return the free (row, col) cell a goal [m] is planned to, or raise Unreachable."""
+        if not np.all(np.isfinite(goal)) or not self.grid.inside(goal)[0]:
+            raise Unreachable('goal_outside_map', f'goal {goal.tolist()} is off the map')
+        col, row = self.grid.world_to_cell(goal)[0]
+        if self.grid.obstacles[row, col]:
+            raise Unreachable('goal_in_obstacle', f'goal {goal.tolist()} is in an obstacle cell')
+        if self.free[row, col]:
+            return int(row), int(col)
+        # Goal within clearance of a wall: the nearest free cell within two clearances.
+        cell = self._nearest_cell(self._cell_coordinates(goal),
+                                  self._snap_radius(GOAL_SNAP_CLEARANCES))
+        if cell is None:
+            raise Unreachable('goal_in_obstacle', f'goal {goal.tolist()} is within '
+                              f'{self.clearance} m of obstacles, no free cell nearby')
+        return cell
+
+    def _start_cell(self, start: np.ndarray, goal_label: int) -> tuple:
+        """Return the free (row, col) cell a start [m] is planned from, or raise Unreachable."""
+        if not np.all(np.isfinite(start)) or not self.grid.inside(start)[0]:
+            raise Unreachable('start_outside_map', f'start {start.tolist()} is off the map')
+        col, row = self.grid.world_to_cell(start)[0]
+        if self.free[row, col]:
+            if self._labels[row, col] != goal_label:
+                # Free start in another component than the goal's: walls separate them.
+                raise Unreachable('no_path', f'no path from {start.tolist()} to the goal')
+            return int(row), int(col)
+        # Start squeezed within clearance of a wall (or in it): join the goal's component.
+        cell = self._nearest_cell(self._cell_coordinates(start),
+                                  self._snap_radius(START_SNAP_CLEARANCES), goal_label)
+        if cell is None:
+            raise Unreachable('no_path', f'start {start.tolist()} is blocked and no free cell '
+                              'leading to the goal is near it')
+        return cell
+
+    # --- search -------------------------------------------------------------------------------
+
+    def _field(self, goal_rc: tuple) -> tuple:
+        """Return (MCP searched from the goal cell, (H, W) read-only cost-to-go [m]); cached."""
+        entry = self._fields.get(goal_rc)
+        if entry is not None:
+            self._fields.move_to_end(goal_rc)
+            return entry
+        if self._mcp_costs is None:
+            self._mcp_costs = np.where(self.free, 1.0, np.inf)
+        mcp = MCP_Geometric(self._mcp_costs)
+        costs, _ = mcp.find_costs([goal_rc])
+        costs = costs * self.grid.resolution
+        costs.setflags(write=False)
+        self.cost_to_go_computed += 1
+        entry = (mcp, costs)
+        self._fields[goal_rc] = entry
+        limit = max(1, min(self._cache_size, FIELD_CACHE_CELLS // self.free.size))
+        while len(self._fields) > limit:
+            self._fields.popitem(last=False)
+        return entry
+
+    def _fine_cells(self, start_rc: tuple, goal_rc: tuple) -> np.ndarray:
+        """Return the (K, 2) (row, col) cell path from start to goal on the full grid."""
+        mcp, _ = self._field(goal_rc)
+        return np.array(mcp.traceback(start_rc))[::-1]
+
+    def _block_field(self, goal_node: int) -> tuple:
+        """Return the block graph's (distance, predecessor) arrays toward a goal block."""
+        entry = self._block_fields.get(goal_node)
+        if entry is not None:
+            self._block_fields.move_to_end(goal_node)
+            return entry
+        entry = self._blocks.field(goal_node)
+        self.cost_to_go_computed += 1
+        self._block_fields[goal_node] = entry
+        while len(self._block_fields) > COARSE_CACHE_SIZE:
+            self._block_fields.popitem(last=False)
+        return entry
+
+    def _coarse_cells(self, start_rc: tuple, goal_rc: tuple) -> Optional[np.ndarray]:
+        """
+        Return the (K, 2) (row, col) cell path along the block graph's corridor, or None.
+
+        None when the corridor refinement fails (free cells of a block not connected inside
+        the corridor); the caller then searches the full grid.
+        """
+        blocks = self._blocks
+        goal_node, node = blocks.block(goal_rc), blocks.block(start_rc)
+        distance, predecessor = self._block_field(goal_node)
+        if not np.isfinite(distance[node]):
+            return None
+        nodes = [node]
+        # A loop over the block path (the coarse waypoints).
+        while nodes[-1] != goal_node:
+            nodes.append(int(predecessor[nodes[-1]]))
+        path_blocks = np.stack(np.divmod(np.array(nodes), blocks.shape[1]), axis=1)
+        pieces = [np.array([start_rc])]
+        current = start_rc
+        goal_label = self._labels[goal_rc]
+        last = len(path_blocks) - 1
+        for first in range(0, max(last, 1), WINDOW_BLOCKS):
+            end = min(first + WINDOW_BLOCKS, last)
+            piece = self._window_cells(current, path_blocks[first:end + 1],
+                                       goal_rc if end == last else None, goal_label)
+            if piece is None:
+                return None
+            pieces.append(piece[1:])
+            current = tuple(int(v) for v in piece[-1])
+        return np.concatenate(pieces)
+
+    def _window_cells(self, start_rc: tuple, path_blocks: np.ndarray, goal_rc: Optional[tuple],
+                      goal_label: int) -> Optional[np.ndarray]:
+        """
+        Refine a stretch of the block path on the full grid.
+
+        Inputs:
+            start_rc: (row, col) cell the stretch starts from (in path_blocks[0])
+            path_blocks: (B, 2) (block row, block col) of the stretch
+            goal_rc: the goal cell if the stretch ends at the goal, else None: then the stretch
+                ends at the first free cell of the last block (of the goal's component) reached
+            goal_label: component label of the goal cell
+
+        Output:
+            (K, 2) (row, col) cells from start_rc, or None if the corridor (the stretch's
+            blocks and their 8 neighbours) holds no path.
+        """
+        f = self._blocks.factor
+        height, width = self.free.shape
+        rows, cols = self._blocks.shape
+        br0, bc0 = np.maximum(path_blocks.min(axis=0) - 1, 0)
+        br1, bc1 = np.minimum(path_blocks.max(axis=0) + 1, (rows - 1, cols - 1))
+        corridor = np.zeros((br1 - br0 + 1, bc1 - bc0 + 1), dtype=bool)
+        corridor[path_blocks[:, 0] - br0, path_blocks[:, 1] - bc0] = True
+        corridor = ndimage.binary_dilation(corridor, structure=np.ones((3, 3), dtype=bool))
+        r0, c0 = br0 * f, bc0 * f
+        r1, c1 = min((br1 + 1) * f, height), min((bc1 + 1) * f, width)
+        corridor = np.repeat(np.repeat(corridor, f, axis=0), f, axis=1)[:r1 - r0, :c1 - c0]
+        passable = corridor & self.free[r0:r1, c0:c1]
+        if goal_rc is not None:
+            ends = np.array([[goal_rc[0] - r0, goal_rc[1] - c0]])
+        else:
+            # The free cells of the last block that lead on to the goal.
+            end_r, end_c = path_blocks[-1] * f - (r0, c0)
+            in_block = np.zeros_like(passable)
+            in_block[end_r:end_r + f, end_c:end_c + f] = True
+            in_block &= passable & (self._labels[r0:r1, c0:c1] == goal_label)
+            ends = np.argwhere(in_block)
+            if len(ends) == 0:
+                return None
+        mcp = MCP_Geometric(np.where(passable, 1.0, np.inf))
+        costs, _ = mcp.find_costs([(start_rc[0] - r0, start_rc[1] - c0)], ends=ends,
+                                  find_all_ends=False)
+        end_costs = costs[ends[:, 0], ends[:, 1]]
+        if not np.isfinite(end_costs.min()):
+            return None
+        reached = ends[int(np.argmin(end_costs))]
+        return np.array(mcp.traceback(tuple(int(v) for v in reached))) + (r0, c0)
+
+    def _route(self, start: np.ndarray, goal: np.ndarray, goal_rc: tuple) -> Route:
+        """Plan one route to a goal whose planning cell is known; raise Unreachable."""
+        start_rc = self._start_cell(start, self._labels[goal_rc])
+        # Large map: along the block graph's corridor first.
+        cells = self._coarse_cells(start_rc, goal_rc) if self._blocks is not None else None
+        if cells is None:
+            # Small map, or the corridor missed a detour: the full grid (exact, slower).
+            if self._blocks is not None:
+                self.full_grid_fallbacks += 1
+            cells = self._fine_cells(start_rc, goal_rc)
+        path = cells[:, ::-1].astype(float)     # (column, row)
+        path = np.concatenate([self._cell_coordinates(start)[np.newaxis], path,
+                               self._cell_coordinates(goal)[np.newaxis]])
+        kept = shortcut(self.blocked, path)
+        points = self.grid.local_to_world(kept + 0.5)
+        points[0], points[-1] = start, goal
+        # Drop repeated points (e.g. the start at its cell centre), keeping both ends.
+        step = np.hypot(*np.diff(points, axis=0).T)
+        keep = np.concatenate([[True], step[:-1] > 0.0, [True]])
+        points = points[keep]
+        points.setflags(write=False)
+        return Route(points, float(np.sum(np.hypot(*np.diff(points, axis=0).T))))

@@ -1,0 +1,75 @@
+"""
+``orca_nav_node``: run the orca_nav node until Ctrl-C or SIGTERM, then stop every robot.
+
+Run::
+
+    python -m orca_nav.node --ros-args --params-file config/orca_nav.yaml -p robots:='[robot1]'
+"""
+
+import signal
+import sys
+
+from orca_nav.ros.node import OrcaNavNode
+import rclpy
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.signals import SignalHandlerOptions
+
+STOP_POLL_PERIOD = 0.05  # [s] how often main() looks at the stop flag set by a signal
+
+
+def make_executor(kind, logger=None, context=None):
+    """Return an rclpy executor: 'single', 'multi' or 'events' (see the executor parameter)."""
+    if kind == 'events':
+        try:
+            from rclpy.experimental import EventsExecutor
+            return EventsExecutor(context=context)
+        except ImportError:
+            if logger is not None:
+                logger.warning('EventsExecutor is not available here: using the '
+                               'SingleThreadedExecutor')
+    if kind == 'multi':
+        return MultiThreadedExecutor(context=context)
+    return SingleThreadedExecutor(context=context)
+
+
+def main(args=None):
+    """Run the node until Ctrl-C or SIGTERM; every robot then gets a zero command."""
+    # rclpy's own signal handlers shut the context down before our code runs, after which no
+    # zero command can be published. Raising KeyboardInterrupt from a handler can surface in
+    # the middle of rclpy's C++ calls. So the handlers only set a flag that the loop checks.
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    stop = []
+    signals = (signal.SIGINT, signal.SIGTERM)
+    previous = {sig: signal.signal(sig, lambda signum, frame: stop.append(signum))
+                for sig in signals}
+    node = None
+    code = 0
+    try:
+        node = OrcaNavNode()
+        node.monitor.take_over_gc()
+        executor = make_executor(node.settings.params.executor, node.get_logger())
+        executor.add_node(node)
+        while not stop and rclpy.ok():
+            executor.spin_once(timeout_sec=STOP_POLL_PERIOD)
+        if stop:
+            node.get_logger().info(f'{signal.Signals(stop[0]).name}: stopping every robot')
+    except ExternalShutdownException:
+        pass
+    except Exception as exc:  # noqa: B902 -- report bad parameters as one readable line
+        rclpy.logging.get_logger('orca_nav').fatal(str(exc))
+        code = 1
+    finally:
+        for sig in previous:
+            signal.signal(sig, signal.SIG_IGN)
+        if node is not None:
+            node.stop_all()
+            node.destroy_node()
+        rclpy.try_shutdown()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return code
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,109 @@
+"""What the node publishes per robot: commands, status, routes; and the fleet's markers."""
+
+import time
+
+from nav_msgs.msg import Path
+import numpy as np
+from orca_nav.ros import messages
+from rclpy.duration import Duration
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
+from visualization_msgs.msg import MarkerArray
+
+# Commands: reliable, as Nav2 and teleop use them.
+RELIABLE_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
+                          reliability=ReliabilityPolicy.RELIABLE)
+# Status and routes: latched, so a late subscriber gets the current one at once.
+LATCHED_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
+                         reliability=ReliabilityPolicy.RELIABLE,
+                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
+SHUTDOWN_ACK_TIMEOUT = 0.5  # [s] waiting for subscribers to acknowledge the zero commands
+
+
+class FleetOutputs:
+    """
+    The publishers of one node.
+
+    ``/<r>/cmd_vel``, ``/<r>/orca_status`` and ``/<r>/orca_route`` per commanded robot, and
+    ``~/markers``. Public counters: ``commands_published``, ``states``.
+    """
+
+    def __init__(self, node, settings):
+        """Create the publishers on ``node`` for the commanded robots of ``settings``."""
+        p = settings.params
+        self._node = node
+        self._names = settings.names
+        self._frame = p.global_frame
+        self._stamped = p.cmd_vel_stamped
+        c = settings.n_controlled
+        self._cmd_msgs = [messages.new_command(p.cmd_vel_stamped) for _ in range(c)]
+        robots = settings.names[:c]
+        self._cmd = [node.create_publisher(type(self._cmd_msgs[0]), f'/{r}/{p.cmd_vel_topic}',
+                                           RELIABLE_QOS) for r in robots]
+        self._status = [node.create_publisher(String, f'/{r}/{p.status_topic}', LATCHED_QOS)
+                        for r in robots]
+        self._route = [node.create_publisher(Path, f'/{r}/{p.route_topic}', LATCHED_QOS)
+                       for r in robots]
+        self._markers = node.create_publisher(MarkerArray, '~/markers', 1)
+        self.last_commands = np.zeros((c, 3))  # vx, vy, wz per commanded robot
+        self.commands_published = 0            # command rounds (one message per robot)
+        self.states = [None] * c               # last published RobotState per robot
+        self._route_versions = [-1] * c
+
+    def _now(self):
+        return self._node.get_clock().now().to_msg()
+
+    def commands(self, cmd):
+        """Publish (C, 3) body-frame commands, one message per commanded robot."""
+        stamp = self._now() if self._stamped else None
+        for i, pub in enumerate(self._cmd):
+            pub.publish(messages.fill_command(self._cmd_msgs[i], *cmd[i], stamp,
+                                              self._names[i] + '/base_link'))
+        self.last_commands = cmd
+        self.commands_published += 1
+
+    def status(self, result, controller):
+        """Publish the status of every robot whose state changed (latched)."""
+        for i, state in enumerate(result.states):
+            if state != self.states[i]:
+                self.states[i] = state
+                goal = controller.goal[i] if controller.has_goal[i] else None
+                reason = controller.navigator.routes[i].unreachable
+                self._status[i].publish(messages.status_message(
+                    self._names[i], state.value, goal, float(result.distance[i]), reason))
+
+    def routes(self, navigator):
+        """Publish every route that changed since last time (an empty Path: no route)."""
+        for i, route in enumerate(navigator.routes):
+            if route.version != self._route_versions[i]:
+                self._route_versions[i] = route.version
+                points = route.points if route.points is not None else np.zeros((0, 2))
+                self._route[i].publish(messages.path_message(points, self._frame, self._now()))
+
+    def markers(self, result, controller, radius):
+        """Publish the fleet's MarkerArray: discs, velocities, goals, routes, carrots."""
+        n, c = len(self._names), len(self._cmd)
+        goals, has_goal = np.zeros((n, 2)), np.zeros(n, bool)
+        goals[:c], has_goal[:c] = controller.goal, controller.has_goal
+        states = [s.value for s in result.states] + ['observed'] * (n - c)
+        routes = controller.navigator.routes
+        carrots = np.array([r.carrot if r.points is not None else (np.nan, np.nan)
+                            for r in routes]).reshape(-1, 2)
+        self._markers.publish(messages.build_markers(
+            self._frame, self._now(), self._names, result.positions, radius, result.velocities,
+            goals, has_goal, states, result.known, [r.points for r in routes], carrots))
+
+    def matched(self):
+        """Return True once every command topic has a subscriber (tests and tools wait)."""
+        return all(pub.get_subscription_count() > 0 for pub in self._cmd)
+
+    def stop_all(self, wait=True):
+        """Publish a zero command to every commanded robot; optionally wait for delivery."""
+        self.commands(np.zeros((len(self._cmd), 3)))
+        if wait:
+            deadline = time.monotonic() + SHUTDOWN_ACK_TIMEOUT
+            for pub in self._cmd:
+                left = deadline - time.monotonic()
+                if left <= 0.0:
+                    break
+                pub.wait_for_all_acked(Duration(nanoseconds=int(left * 1e9)))
