@@ -5,6 +5,7 @@ Run from the repository root::
 
     python -m benchmarks.bench_node [--fleets 10 50 100 200] [--measure 15]
     python -m benchmarks.bench_node --fleets 50 --scan-beams 360   # with laser scans
+    python -m benchmarks.bench_node --fleets 100 --map    # without, then with a map (routes)
 
 For each fleet size N: the node runs as ``python -m orca_nav.node`` (rate 10 Hz, default
 parameters otherwise) in one process; a load process publishes nav_msgs/Odometry for N robots
@@ -20,6 +21,12 @@ With ``--scan-beams B`` the node runs with ``scan_enabled`` and the load also pu
 B-beam sensor_msgs/LaserScan per robot at 10 Hz, ray cast once per robot against a world of
 boxes between the robots and a wall around the fleet (target: rate 10 held with no
 missed periods and tick p99 under 50 ms at 50 robots with 360-beam scans).
+
+With ``--map`` every fleet runs twice, side by side: without a map, then with the benchmark
+world (the boxes and the wall) published as a nav_msgs/OccupancyGrid at 0.05 m, so that every
+robot follows a planned route and the map walls near it are ORCA obstacles. Goals are then
+inside the world (each robot heads for the start of the robot opposite it), in both runs.
+Target: tick p99 with the map within 20 % of the run without it.
 
 Everything runs on ROS domain 24 with DDS kept on this machine.
 """
@@ -98,8 +105,38 @@ def make_scans(positions, beams, radius=0.3, seed=0):
     return scans
 
 
-def run_load(n, duration, scan_beams=0):
-    """Load: publish odometry (and scans) of n robots for duration [s]; print counts."""
+def world_map(positions, resolution=0.05):
+    """Return the benchmark world as a nav_msgs/OccupancyGrid (boxes and the wall)."""
+    from nav_msgs.msg import OccupancyGrid
+    from orca_nav.core.geometry import point_segment_distance
+    segments = scan_world(positions)
+    lo = segments.reshape(-1, 2).min(axis=0) - 0.5
+    hi = segments.reshape(-1, 2).max(axis=0) + 0.5
+    w, h = (np.ceil((hi - lo) / resolution)).astype(int)
+    cx = lo[0] + (np.arange(w) + 0.5) * resolution
+    cy = lo[1] + (np.arange(h) + 0.5) * resolution
+    centres = np.stack(np.meshgrid(cx, cy), axis=-1).reshape(-1, 2)
+    near = np.zeros(len(centres), bool)
+    for k in range(0, len(centres), 20000):
+        near[k:k + 20000] = (point_segment_distance(centres[k:k + 20000], segments)
+                             <= 0.75 * resolution).any(axis=1)
+    # Box interiors are occupied too (their outlines are the segments).
+    for x in np.arange(lo[0] + 0.5 + 2.25, hi[0] - 0.5 - 1.5, 2 * GRID_SPACING):
+        for y in np.arange(lo[1] + 0.5 + 2.25, hi[1] - 0.5 - 1.5, 2 * GRID_SPACING):
+            inside = np.abs(centres - (x, y)) <= BOX_HALF
+            near |= inside[:, 0] & inside[:, 1]
+    msg = OccupancyGrid()
+    msg.header.frame_id = 'map'
+    msg.info.resolution = resolution
+    msg.info.width, msg.info.height = int(w), int(h)
+    msg.info.origin.position.x, msg.info.origin.position.y = float(lo[0]), float(lo[1])
+    msg.info.origin.orientation.w = 1.0
+    msg.data = np.where(near, 100, 0).astype(np.int8).tolist()
+    return msg
+
+
+def run_load(n, duration, scan_beams=0, use_map=False):
+    """Load: publish odometry (and scans, a map) of n robots for duration [s]; print counts."""
     import rclpy
     from rclpy.qos import qos_profile_sensor_data
     from sensor_msgs.msg import LaserScan
@@ -129,14 +166,25 @@ def run_load(n, duration, scan_beams=0):
                                      for m in msgs]), scan_beams)
         for i, r in enumerate(names):
             scans[i].header.frame_id = f'{r}/base_scan'
+    positions = np.array([[m.pose.pose.position.x, m.pose.pose.position.y] for m in msgs])
+    map_pubs = []
+    if use_map:
+        from nav_msgs.msg import OccupancyGrid
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+        latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        map_pubs = [node.create_publisher(OccupancyGrid, '/map', latched)]
+        map_pubs[0].publish(world_map(positions))
     deadline = time.monotonic() + 30.0
     while time.monotonic() < deadline and not all(p.get_subscription_count() > 0
-                                                  for p in pubs + goal_pubs + scan_pubs):
+                                                  for p in pubs + goal_pubs + scan_pubs
+                                                  + map_pubs):
         time.sleep(0.05)
+    # Far goals (every robot solved every tick); with a map, goals inside it (real routes).
+    goals = positions[::-1] if use_map else positions + (1000.0, 0.0)
     for _ in range(3):
         for i, pub in enumerate(goal_pubs):
-            pub.publish(messages.make_goal(msgs[i].pose.pose.position.x + 1000.0,
-                                           msgs[i].pose.pose.position.y))
+            pub.publish(messages.make_goal(*goals[i]))
         time.sleep(0.1)
     clock = node.get_clock()
     period = 1.0 / ODOM_RATE
@@ -183,7 +231,8 @@ def percentile(values, q):
     return s[min(len(s) - 1, max(0, int(round(q / 100.0 * len(s) + 0.5)) - 1))]
 
 
-def bench_fleet(n, warmup, measure, executor='single', scan_beams=0):
+def bench_fleet(n, warmup, measure, executor='single', scan_beams=0, use_map=False,
+                params=()):
     """Run node + load for one fleet size; return a dict of results."""
     import rclpy
     from rclpy.context import Context
@@ -194,7 +243,8 @@ def bench_fleet(n, warmup, measure, executor='single', scan_beams=0):
     node_proc = subprocess.Popen(
         [sys.executable, '-m', 'orca_nav.node', '--ros-args', '-p',
          'robots:=[' + ','.join(names) + ']', '-p', f'rate:={NODE_RATE}', '-p',
-         f'executor:={executor}', '-p', f'scan_enabled:={"true" if scan_beams else "false"}'],
+         f'executor:={executor}', '-p', f'scan_enabled:={"true" if scan_beams else "false"}']
+        + [arg for p in params for arg in ('-p', p)],
         env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     ctx = Context()
     rclpy.init(context=ctx, domain_id=DOMAIN_ID)
@@ -214,7 +264,8 @@ def bench_fleet(n, warmup, measure, executor='single', scan_beams=0):
             raise RuntimeError('the node did not start: ' + node_proc.stderr.read()[-2000:])
         load_proc = subprocess.Popen(
             [sys.executable, '-m', 'benchmarks.bench_node', '--load', str(n),
-             '--duration', str(warmup + measure), '--scan-beams', str(scan_beams)],
+             '--duration', str(warmup + measure), '--scan-beams', str(scan_beams)]
+            + (['--map'] if use_map else []),
             env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         while load_proc.poll() is None:
             executor.spin_once(timeout_sec=0.1)
@@ -271,36 +322,48 @@ def main():
                         choices=['single', 'multi', 'events'], help='executors of the node')
     parser.add_argument('--scan-beams', type=int, default=0,
                         help='also publish a laser scan of this many beams per robot at 10 Hz')
+    parser.add_argument('--map', action='store_true',
+                        help='run each fleet without and with a map (routes, map walls)')
+    parser.add_argument('--param', nargs='*', default=[],
+                        help='extra node parameters, e.g. progress_timeout:=100.0')
     parser.add_argument('--load', type=int, help=argparse.SUPPRESS)
     parser.add_argument('--duration', type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.load:
-        run_load(args.load, args.duration, args.scan_beams)
+        run_load(args.load, args.duration, args.scan_beams, args.map)
         return
     os.environ.update(ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
     scans = (f', {args.scan_beams}-beam scans {SCAN_RATE:.0f} Hz per robot' if args.scan_beams
              else '')
     print(f'orca_nav node benchmark: rate {NODE_RATE} Hz, odometry {ODOM_RATE} Hz per robot'
           f'{scans}, {args.measure:.0f} s window, {os.cpu_count()} CPUs')
-    header = (f'{"executor":>8} {"robots":>6} {"ticks":>5} {"p50 ms":>7} {"p99 ms":>7} '
-              f'{"max ms":>7} {"missed":>6} {"odom pub":>8} {"odom done":>9} {"Hz/robot":>8} '
-              f'{"delay ms":>8} {"scans pub/done":>15}  verdict')
+    header = (f'{"executor":>8} {"map":>3} {"robots":>6} {"ticks":>5} {"p50 ms":>7} '
+              f'{"p99 ms":>7} {"max ms":>7} {"missed":>6} {"odom pub":>8} {"odom done":>9} '
+              f'{"Hz/robot":>8} {"delay ms":>8} {"scans pub/done":>15}  verdict')
     print(header)
-    runs = [(k, n) for k in args.executor for n in args.fleets for _ in range(args.repeats)]
-    for kind, n in runs:
-        r = bench_fleet(n, args.warmup, args.measure, kind, args.scan_beams)
+    maps = (False, True) if args.map else (False,)
+    runs = [(k, n, m) for k in args.executor for n in args.fleets for _ in range(args.repeats)
+            for m in maps]
+    without = {}
+    for kind, n, use_map in runs:
+        r = bench_fleet(n, args.warmup, args.measure, kind, args.scan_beams, use_map, args.param)
         limit = ACCEPT_P99_SCANS_MS if args.scan_beams else ACCEPT_P99_MS
         ok = (r['missed_periods'] == 0 and r['tick_p99_ms'] < limit
               and r['odom_processed'] >= r['odom_published']
               and r['odom_delay_max_ms'] < 1000.0 / NODE_RATE and r['tick_errors'] == 0
               and r['scans_processed'] >= r['scans_published'])
-        print(f'{kind:>8} {n:>6} {r["ticks"]:>5} {r["tick_p50_ms"]:>7.2f} '
-              f'{r["tick_p99_ms"]:>7.2f} {r["tick_max_ms"]:>7.2f} {r["missed_periods"]:>6} '
-              f'{r["odom_published"]:>8} '
+        verdict = 'ok' if ok else 'FAIL'
+        if use_map and (kind, n) in without:
+            ratio = r['tick_p99_ms'] / without[(kind, n)]
+            verdict += f'  p99 with/without map {ratio:.2f} ({"ok" if ratio <= 1.2 else "FAIL"})'
+        elif not use_map:
+            without[(kind, n)] = r['tick_p99_ms']
+        print(f'{kind:>8} {"yes" if use_map else "no":>3} {n:>6} {r["ticks"]:>5} '
+              f'{r["tick_p50_ms"]:>7.2f} {r["tick_p99_ms"]:>7.2f} {r["tick_max_ms"]:>7.2f} '
+              f'{r["missed_periods"]:>6} {r["odom_published"]:>8} '
               f'{r["odom_processed"]:>9} {r["odom_rate_per_robot"]:>8.1f} '
               f'{r["odom_delay_max_ms"]:>8.1f} '
-              f'{r["scans_published"]:>7}/{r["scans_processed"]:<7}  {"ok" if ok else "FAIL"}',
-              flush=True)
+              f'{r["scans_published"]:>7}/{r["scans_processed"]:<7}  {verdict}', flush=True)
 
 
 if __name__ == '__main__':

@@ -70,7 +70,7 @@ class StepResult:
     positions: np.ndarray   # (N, 2) global [m]
     velocities: np.ndarray  # (N, 2) global ORCA velocities [m/s]
     known: np.ndarray       # (N,) bool: a pose has been received
-    warnings: list = field(default_factory=list)  # (robot row, message) for the log
+    warnings: list = field(default_factory=list)  # (robot row or None, message) for the log
 
 
 class FleetController:
@@ -194,6 +194,8 @@ class FleetController:
                 time_horizon_obst=cfg.time_horizon_obst, obstacles=obstacles,
                 active=active[idx], collision_guard=True)
 
+        warnings += self.navigator.warnings
+        self.navigator.warnings = []
         cmd = self._commands(new_vel[:c], yaw[:c], active[:c])
         states = [self._state(i, inputs.has_pose[i], fresh[i], reached[i], nav_states[i])
                   for i in range(c)]
@@ -219,13 +221,10 @@ class FleetController:
         """
         cfg = self.config
         c = cfg.n_controlled
-        parts, owners = [], []
         model = self.navigator.model
-        if model is not None and self.navigator.config.map_walls:
-            reach = cfg.time_horizon_obst * cfg.max_speed + orca_radius
-            walls = model.walls_near(orca_pos[active], reach[active])
-            parts.append(walls)
-            owners.append(np.full(len(walls), -1))
+        if model is None or not self.navigator.config.map_walls:
+            model = None
+        parts, owners = [], []
         if cfg.scan_enabled:
             agent = np.full(cfg.n, -1)
             agent[idx] = np.arange(len(idx))
@@ -233,7 +232,14 @@ class FleetController:
                                                         cfg.share_obstacles)
             parts.append(segments)
             owners.append(owner)
-        if not parts or sum(len(p) for p in parts) == 0:
+        if model is not None and sum(len(p) for p in parts) == 0:
+            return model.obstacles  # the map's walls alone: built once per map
+        if model is not None:
+            reach = cfg.time_horizon_obst * cfg.max_speed + orca_radius
+            walls = model.walls_near(orca_pos[active], reach[active])
+            parts.append(walls)
+            owners.append(np.full(len(walls), -1))
+        if sum(len(p) for p in parts) == 0:
             return None
         return Obstacles.build(segments=np.concatenate(parts),
                                segment_owner=np.concatenate(owners))

@@ -1,7 +1,7 @@
-"""A map made ready for a fleet: wall segments indexed for ORCA, planners per robot radius."""
+"""A map made ready for a fleet: its wall segments, indexed for ORCA."""
 
 import numpy as np
-from orca_nav.core.routes import RoutePlanner
+from orca_nav.core import Obstacles
 from scipy.spatial import cKDTree
 
 # Map walls are cut into pieces at most this long [m], indexed by their midpoints: a wall
@@ -11,31 +11,31 @@ WALL_PIECE = 1.0
 
 class MapModel:
     """
-    One map (a GridMap), its wall segments as ORCA obstacles, and its route planners.
+    One map (a GridMap) and its wall segments as ORCA obstacles.
 
-    Built off the control tick (``MapModel.build`` runs on the planning worker); afterwards
-    ``walls_near`` is what a tick asks of it.
+    The walls are extracted off the control tick (planning.prepare_map, in the worker); a tick
+    then asks ``walls_near``.
     """
 
-    def __init__(self, grid, walls, planners):
-        """Use ``MapModel.build``."""
+    def __init__(self, grid, walls, map_id=0):
+        """Hold a GridMap and its wall pieces (M, 2, 2) of at most WALL_PIECE [m]."""
         self.grid = grid
-        self.walls = walls                        # (M, 2, 2) pieces of at most WALL_PIECE [m]
-        self._tree = cKDTree(walls.mean(axis=1)) if len(walls) else None
-        self._planners = planners                 # clearance [m] -> RoutePlanner
+        self.map_id = map_id
+        self.walls = np.asarray(walls, dtype=float).reshape(-1, 2, 2)
+        self._tree = cKDTree(self.walls.mean(axis=1)) if len(self.walls) else None
+        self._obstacles = None
+
+    @property
+    def obstacles(self):
+        """Return all the walls as ORCA obstacles, built once (the core indexes them)."""
+        if self._obstacles is None:
+            self._obstacles = Obstacles.build(segments=self.walls)
+        return self._obstacles
 
     @classmethod
-    def build(cls, grid, clearances=()):
-        """Extract and cut the walls and prepare a planner for each clearance [m]."""
-        return cls(grid, split_segments(grid.wall_segments(), WALL_PIECE),
-                   {float(c): RoutePlanner(grid, float(c)) for c in clearances})
-
-    def planner(self, clearance):
-        """Return the RoutePlanner of robots of this clearance [m] (built on first use)."""
-        clearance = float(clearance)
-        if clearance not in self._planners:
-            self._planners[clearance] = RoutePlanner(self.grid, clearance)
-        return self._planners[clearance]
+    def build(cls, grid):
+        """Extract and cut the walls here (tests, tools; the node does it in the worker)."""
+        return cls(grid, split_segments(grid.wall_segments(), WALL_PIECE))
 
     def walls_near(self, points, ranges):
         """

@@ -3,8 +3,8 @@ Where each robot steers: planned routes on a map, external routes, progress and 
 
 The ``Navigator`` keeps, per commanded robot, the route it follows (planned on the occupancy
 grid, or given from outside, e.g. by Nav2's planner) and the state of its progress. Planning
-and map processing run on a worker thread (``concurrent.futures``): a tick only submits work
-and collects what has finished, it never waits for a plan.
+and map processing run in a worker (``planning.PlanningWorker``, a process by default): a tick
+only submits work and collects what has finished, it never waits for a plan.
 
 A robot with a goal and a map, but no route yet, is ``planning`` and stands still; a goal that
 cannot be reached makes it ``unreachable`` (with the planner's reason) and it stops; a robot
@@ -12,14 +12,14 @@ that gains less than ``progress_distance`` toward its goal in ``progress_timeout
 ``stuck``: its route is planned once more and it keeps trying.
 """
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 import math
 
 import numpy as np
-from orca_nav.core.routes import carrot, line_of_sight, progress_along, RoutePlanner
+from orca_nav.core.follow import follow_routes, pack_routes
 
 from .map_model import MapModel
+from .planning import PlanningWorker
 from .states import RobotState
 
 
@@ -53,7 +53,7 @@ class NavigationConfig:
 
 
 class Navigator:
-    """Routes of C commanded robots on the newest map; plans on a worker thread."""
+    """Routes of C commanded robots on the newest map; plans in a worker."""
 
     def __init__(self, radius, config: NavigationConfig = NavigationConfig(), executor=None):
         """Keep routes of robots of these radii (C,) [m]; plan on ``executor`` (futures)."""
@@ -61,11 +61,13 @@ class Navigator:
         self.config = config
         self.routes = [RouteState() for _ in self.radius]
         self.model = None            # MapModel in use
-        self._pending_map = None     # Future of the MapModel being built
+        self._pending_map = None     # (grid, map id, Future of its wall pieces)
         self._jobs = []              # Futures of plan batches
-        self._executor = executor or ThreadPoolExecutor(1, thread_name_prefix='orca_plan')
+        self._worker = PlanningWorker(executor)
         self.maps_received = 0
         self.plans_done = 0
+        self.warnings = []           # (None, text) for the log, taken by the controller
+        self._packed = (None, None)  # (key, packed routes) of the last tick
 
     # --- inputs ----------------------------------------------------------------------------
 
@@ -73,7 +75,8 @@ class Navigator:
         """Use a new map (GridMap) once its walls and inflation are ready; re-plan every route."""
         self.maps_received += 1
         clearances = sorted(set((self.radius + self.config.route_margin).tolist()))
-        self._pending_map = self._executor.submit(MapModel.build, grid, clearances)
+        future = self._worker.submit_map(grid, clearances)
+        self._pending_map = (grid, self._worker.map_id, future)
 
     def goal_changed(self, i: int) -> None:
         """Robot i has a new goal (or none): forget its route; plan when a map exists."""
@@ -93,7 +96,7 @@ class Navigator:
 
     def close(self) -> None:
         """Stop the worker (pending plans are dropped)."""
-        self._executor.shutdown(wait=False, cancel_futures=True)
+        self._worker.close()
 
     # --- one tick --------------------------------------------------------------------------
 
@@ -109,43 +112,52 @@ class Navigator:
         self._submit(pos, goal, has_goal, fresh)
         target = np.array(goal, dtype=float)
         states = [None] * len(self.routes)
+        remaining = np.hypot(*(target - pos).T)
+        following = []
         for i, r in enumerate(self.routes):
             if not has_goal[i]:
                 continue
             if r.unreachable:
                 states[i] = RobotState.UNREACHABLE
                 target[i] = pos[i]
-                continue
-            if r.planning or r.needs_plan:
+            elif r.planning or r.needs_plan:
                 states[i] = RobotState.PLANNING
                 target[i] = pos[i]
-                continue
-            if r.points is not None:
-                target[i], r.segment = carrot(r.points, pos[i], self.config.route_lookahead,
-                                              r.segment, self._visible(pos[i]))
-                r.carrot = target[i]
-            if self._stalled(r, i, now, pos[i], goal[i], fresh[i] and not reached[i]):
+            elif r.points is not None:
+                following.append(i)
+        if following:
+            self._follow(following, pos, target, remaining)
+        moving = np.asarray(fresh) & ~np.asarray(reached)
+        for i, r in enumerate(self.routes):
+            if has_goal[i] and states[i] is None and self._stalled(r, now, remaining[i],
+                                                                   moving[i]):
                 states[i] = RobotState.STUCK
         return target, states
 
-    def _visible(self, position):
-        """Line of sight from the robot on the map's occupied cells (None without a map)."""
-        if self.model is None:
-            return None
-        grid, occupied = self.model.grid, self.model.grid.obstacles
-        start = grid.world_to_cell(position[None, :])[0]
-        return lambda q: line_of_sight(occupied, start, grid.world_to_cell(q[None, :])[0])
+    def _follow(self, robots, pos, target, remaining):
+        """Carrots of the robots following routes (one compiled call for all of them)."""
+        key = tuple((i, self.routes[i].version) for i in robots)
+        if key != self._packed[0]:  # routes changed: pack them again
+            self._packed = (key, pack_routes([self.routes[i].points for i in robots]))
+        points, offsets = self._packed[1]
+        segment = np.array([self.routes[i].segment for i in robots], np.int64)
+        grid = self.model.grid if self.model is not None else None
+        carrot, segment, left = follow_routes(
+            points, offsets, segment, pos[robots], self.config.route_lookahead,
+            None if grid is None else grid.obstacles,
+            (0.0, 0.0, 0.0) if grid is None else grid.origin,
+            1.0 if grid is None else grid.resolution)
+        target[robots] = carrot
+        remaining[robots] = left
+        for k, i in enumerate(robots):
+            self.routes[i].segment = int(segment[k])
+            self.routes[i].carrot = carrot[k]
 
-    def _stalled(self, r, i, now, position, goal, moving):
-        """Progress check: True while robot i has not gained progress_distance in time."""
+    def _stalled(self, r, now, remaining, moving):
+        """Progress check: True while a robot has not gained progress_distance in time."""
         if not moving:
             r.checkpoint, r.stuck = (now, math.inf), False
             return False
-        if r.points is not None:
-            arc, _ = progress_along(r.points, position, r.segment)
-            remaining = _length(r.points) - arc
-        else:
-            remaining = float(np.hypot(*(goal - position)))
         if remaining <= r.checkpoint[1] - self.config.progress_distance or now < r.checkpoint[0]:
             r.checkpoint, r.stuck = (now, remaining), False
         elif now - r.checkpoint[0] > self.config.progress_timeout:
@@ -158,9 +170,15 @@ class Navigator:
 
     def _collect(self):
         """Adopt a finished map (all routes re-planned) and finished plans."""
-        if self._pending_map is not None and self._pending_map.done():
-            future, self._pending_map = self._pending_map, None
-            self.model = future.result()
+        if self._pending_map is not None and self._pending_map[2].done():
+            (grid, map_id, future), self._pending_map = self._pending_map, None
+            try:
+                self.model = MapModel(grid, future.result(), map_id)
+            except Exception as exc:  # noqa: B902 -- e.g. the worker process died
+                self._worker_failed(exc)
+                self.set_map(grid)
+                self.maps_received -= 1  # the same map, once more
+                return
             for r in self.routes:
                 if not r.external:
                     r.request += 1
@@ -170,10 +188,16 @@ class Navigator:
             if not job.done():
                 still.append(job)
                 continue
-            model, answers = job.result()
+            try:
+                map_id, answers = job.result()
+            except Exception as exc:  # noqa: B902 -- e.g. the worker process died
+                self._worker_failed(exc)
+                for r in self.routes:
+                    r.needs_plan, r.planning = r.planning or r.needs_plan, False
+                continue
             for i, request, result in answers:
                 r = self.routes[i]
-                if request != r.request or model is not self.model:
+                if request != r.request or self.model is None or map_id != self.model.map_id:
                     continue  # the goal or the map changed meanwhile
                 r.planning = False
                 self.plans_done += 1
@@ -184,10 +208,20 @@ class Navigator:
                 r.version += 1
         self._jobs = still
 
+    def _worker_failed(self, exc):
+        """Report a failed planning worker; plan in a thread of this process instead."""
+        self.warnings.append((None, f'route planning worker failed ({exc!r}); planning in a '
+                                    'thread of this process from now on'))
+        self._worker.use_thread()
+        if self.model is not None:
+            self._worker.submit_map(self.model.grid, sorted(set(
+                (self.radius + self.config.route_margin).tolist())))
+            self.model.map_id = self._worker.map_id
+
     def _submit(self, pos, goal, has_goal, fresh):
         """One batch of plans for the robots that need one and whose pose is known."""
-        if self.model is None:
-            return
+        if self.model is None or self._pending_map is not None:
+            return  # plans wait for the newest map
         batch = []
         for i, r in enumerate(self.routes):
             if r.needs_plan and has_goal[i] and fresh[i]:
@@ -197,25 +231,7 @@ class Navigator:
                 r.needs_plan = False
         if batch:
             clearance = self.radius + self.config.route_margin
-            self._jobs.append(self._executor.submit(_plan_batch, self.model, batch, clearance))
+            self._jobs.append(self._worker.submit_plans(batch, clearance))
 
 
-def _length(points):
-    d = np.diff(points, axis=0)
-    return float(np.hypot(d[:, 0], d[:, 1]).sum())
-
-
-def _plan_batch(model, batch, clearance):
-    """Worker: plan a batch [(robot, request, start, goal)]; robots of one radius share work."""
-    answers = []
-    by_clearance = {}
-    for item in batch:
-        by_clearance.setdefault(float(clearance[item[0]]), []).append(item)
-    for c, items in by_clearance.items():
-        planner = model.planner(c)
-        results = planner.plan_many([it[2] for it in items], [it[3] for it in items])
-        answers += [(it[0], it[1], res) for it, res in zip(items, results)]
-    return model, answers
-
-
-__all__ = ['NavigationConfig', 'Navigator', 'RoutePlanner', 'RouteState']
+__all__ = ['NavigationConfig', 'Navigator', 'RouteState']

@@ -16,6 +16,10 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.signals import SignalHandlerOptions
 
 STOP_POLL_PERIOD = 0.05  # [s] how often main() looks at the stop flag set by a signal
+# [s] Python's thread switch interval in the node process (default 5 ms): a tick that waits for
+# the GIL held by the route planning thread gets it back within this, not within 5 ms at each
+# of its many numpy calls (measured: tick p99 31 ms -> see docs/performance.md at 100 robots).
+GIL_SWITCH_INTERVAL = 0.0005
 
 
 def make_executor(kind, logger=None, context=None):
@@ -48,6 +52,8 @@ def main(args=None):
     try:
         node = OrcaNavNode()
         node.monitor.take_over_gc()
+        # The planning worker thread must not hold the GIL for long while a tick waits for it.
+        sys.setswitchinterval(GIL_SWITCH_INTERVAL)
         executor = make_executor(node.settings.params.executor, node.get_logger())
         executor.add_node(node)
         while not stop and rclpy.ok():

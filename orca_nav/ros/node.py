@@ -150,7 +150,7 @@ class OrcaNavNode(Node):
             self.outputs.status(self._result, self.controller)
             self.outputs.routes(self.controller.navigator)
             for i, text in warnings + self._result.warnings:
-                self._warn(f'{self.settings.names[i]}: {text}')
+                self._warn(text if i is None else f'{self.settings.names[i]}: {text}')
         except Exception as exc:  # noqa: B902 -- one bad tick must not kill the node
             self.monitor.errors += 1
             self.get_logger().error(f'tick failed ({exc!r}); publishing zero commands',

@@ -1,0 +1,159 @@
+"""
+Route following for a whole fleet at once: carrots and progress along polyline routes.
+
+The routes of N robots are packed into one array (``pack_routes``); ``follow_routes`` finds,
+for every robot, its projection onto its route (searching from the segment it was on last, so
+a route that comes back near itself is not short-cut), the distance left along the route, and
+a carrot ``lookahead`` metres further along it, pulled back toward the robot while the straight
+line robot -> carrot crosses an occupied cell of the map. A numba kernel: microseconds per
+robot, where a Python loop over robots with numpy calls took about 0.4 ms each.
+
+Example::
+
+    >>> import numpy as np
+    >>> points, offsets = pack_routes([np.array([[0.0, 0.0], [0.0, 3.0], [3.0, 3.0]])])
+    >>> carrot, segment, remaining = follow_routes(points, offsets, np.zeros(1, np.int64),
+    ...                                            np.array([[0.1, 2.5]]), 1.0)
+    >>> carrot.round(2).tolist(), segment.tolist(), remaining.round(2).tolist()
+    ([[0.5, 3.0]], [0], [3.5])
+"""
+
+import math
+
+import numpy as np
+
+from ._jit import njit
+
+# A hidden carrot is pulled back toward the robot's projection in this many steps.
+PULLBACK_STEPS = 10
+# Visibility samples the robot -> carrot line every SAMPLE_STEP cells and checks the cells
+# within SAMPLE_HALF_WIDTH cells of each sample (SAMPLE_HALF_WIDTH > SAMPLE_STEP / 2: no gap).
+SAMPLE_STEP = 0.25
+SAMPLE_HALF_WIDTH = 0.2
+
+
+def pack_routes(routes):
+    """
+    Pack N routes ((K_i, 2) arrays [m], K_i >= 1) into points (P, 2) and offsets (N + 1,).
+
+    Route i is ``points[offsets[i]:offsets[i + 1]]``.
+    """
+    sizes = [len(r) for r in routes]
+    offsets = np.zeros(len(routes) + 1, np.int64)
+    offsets[1:] = np.cumsum(sizes)
+    points = (np.concatenate([np.asarray(r, float).reshape(-1, 2) for r in routes])
+              if routes else np.zeros((0, 2)))
+    return np.ascontiguousarray(points), offsets
+
+
+def follow_routes(points, offsets, segment, positions, lookahead, occupied=None,
+                  origin=(0.0, 0.0, 0.0), resolution=1.0):
+    """
+    Carrots, segments and distances left for N robots on their packed routes.
+
+    points, offsets : packed routes (``pack_routes``); segment : (N,) int, the segment each
+    robot was on last (0 at first); positions : (N, 2) [m]; lookahead : [m] scalar or (N,).
+    occupied : (H, W) bool map of cells that block sight (None: every carrot is visible), with
+    its origin (x, y, yaw) [m, m, rad] and resolution [m / cell].
+    Returns carrot (N, 2) [m], segment (N,) int (pass it back next time), remaining (N,) [m].
+    """
+    n = len(offsets) - 1
+    look = np.broadcast_to(np.asarray(lookahead, dtype=float), (n,)).copy()
+    if occupied is None:
+        occupied = np.zeros((0, 0), np.bool_)
+    carrot = np.zeros((n, 2))
+    seg_out = np.asarray(segment, dtype=np.int64).copy()
+    remaining = np.zeros(n)
+    _follow(np.ascontiguousarray(points, dtype=float), np.asarray(offsets, np.int64), seg_out,
+            np.ascontiguousarray(positions, dtype=float), look, np.ascontiguousarray(occupied),
+            float(origin[0]), float(origin[1]), float(origin[2]), 1.0 / float(resolution),
+            carrot, remaining)
+    return carrot, seg_out, remaining
+
+
+@njit(cache=True)
+def _visible(occupied, ox, oy, c, s, inv_res, ax, ay, bx, by):
+    """Return True when the segment a -> b [m] crosses no occupied cell (sampled)."""
+    h, w = occupied.shape
+    if h == 0:
+        return True
+    # To cell coordinates: rotate by -yaw about the origin, scale.
+    pax = (c * (ax - ox) + s * (ay - oy)) * inv_res
+    pay = (-s * (ax - ox) + c * (ay - oy)) * inv_res
+    pbx = (c * (bx - ox) + s * (by - oy)) * inv_res
+    pby = (-s * (bx - ox) + c * (by - oy)) * inv_res
+    length = math.hypot(pbx - pax, pby - pay)
+    count = int(length / SAMPLE_STEP) + 1
+    for k in range(count + 1):
+        t = k / count
+        x = pax + t * (pbx - pax)
+        y = pay + t * (pby - pay)
+        for dx in (-SAMPLE_HALF_WIDTH, SAMPLE_HALF_WIDTH):
+            for dy in (-SAMPLE_HALF_WIDTH, SAMPLE_HALF_WIDTH):
+                col = int(math.floor(x + dx))
+                row = int(math.floor(y + dy))
+                if 0 <= row < h and 0 <= col < w and occupied[row, col]:
+                    return False
+    return True
+
+
+@njit(cache=True)
+def _point_at(points, first, last, arc):
+    """Return the point at arc length ``arc`` [m] along points[first:last] (clamped)."""
+    travelled = 0.0
+    for k in range(first, last - 1):
+        dx = points[k + 1, 0] - points[k, 0]
+        dy = points[k + 1, 1] - points[k, 1]
+        length = math.hypot(dx, dy)
+        if travelled + length >= arc and length > 0.0:
+            t = (arc - travelled) / length
+            return points[k, 0] + t * dx, points[k, 1] + t * dy
+        travelled += length
+    return points[last - 1, 0], points[last - 1, 1]
+
+
+@njit(cache=True)
+def _follow(points, offsets, segment, positions, look, occupied, ox, oy, yaw, inv_res,
+            carrot, remaining):
+    c, s = math.cos(yaw), math.sin(yaw)
+    for i in range(len(offsets) - 1):
+        first, last = offsets[i], offsets[i + 1]
+        px, py = positions[i, 0], positions[i, 1]
+        if last - first < 2:
+            # A one-point route: the point is the goal.
+            carrot[i, 0], carrot[i, 1] = points[first, 0], points[first, 1]
+            remaining[i] = math.hypot(points[first, 0] - px, points[first, 1] - py)
+            segment[i] = 0
+            continue
+        # Projection: the nearest segment from the last one on (ties: the earliest).
+        start = min(max(segment[i], 0), last - first - 2)
+        best_gap, best_arc, best_seg = np.inf, 0.0, start
+        arc0 = 0.0
+        total = 0.0
+        for k in range(first, last - 1):
+            dx = points[k + 1, 0] - points[k, 0]
+            dy = points[k + 1, 1] - points[k, 1]
+            length2 = dx * dx + dy * dy
+            length = math.sqrt(length2)
+            if k - first >= start:
+                t = 0.0
+                if length2 > 0.0:
+                    t = ((px - points[k, 0]) * dx + (py - points[k, 1]) * dy) / length2
+                    t = min(max(t, 0.0), 1.0)
+                gap = math.hypot(points[k, 0] + t * dx - px, points[k, 1] + t * dy - py)
+                if gap < best_gap - 1e-9:
+                    best_gap, best_arc, best_seg = gap, arc0 + t * length, k - first
+            arc0 += length
+            total += length
+        segment[i] = best_seg
+        remaining[i] = total - best_arc
+        target = min(best_arc + look[i], total)
+        cx, cy = _point_at(points, first, last, target)
+        # Hidden carrot (e.g. round a corner): walk it back toward the projection.
+        step = 1
+        while step <= PULLBACK_STEPS and not _visible(
+                occupied, ox, oy, c, s, inv_res, px, py, cx, cy):
+            cx, cy = _point_at(points, first, last,
+                               target - (target - best_arc) * step / PULLBACK_STEPS)
+            step += 1
+        carrot[i, 0], carrot[i, 1] = cx, cy

@@ -1,0 +1,56 @@
+"""orca_nav.core.follow: the fleet's carrots agree with the one-robot reference (routes.carrot)."""
+
+import numpy as np
+from orca_nav.core.follow import follow_routes, pack_routes
+from orca_nav.core.routes import carrot, progress_along
+import pytest
+
+
+def random_route(rng):
+    """Return a random polyline of 2 to 6 points in a 10 m square."""
+    return np.cumsum(rng.uniform(-3.0, 3.0, (rng.integers(2, 7), 2)), axis=0)
+
+
+@pytest.mark.parametrize('seed', range(5))
+def test_carrots_and_progress_match_the_reference_without_a_map(seed):
+    """Without a map, carrot and remaining length equal routes.carrot / progress_along."""
+    rng = np.random.default_rng(seed)
+    routes = [random_route(rng) for _ in range(30)]
+    positions = np.array([r[rng.integers(len(r))] + rng.normal(0, 0.5, 2) for r in routes])
+    points, offsets = pack_routes(routes)
+    got, segment, remaining = follow_routes(points, offsets, np.zeros(30, np.int64), positions,
+                                            1.3)
+    for i, r in enumerate(routes):
+        want, seg = carrot(r, positions[i], 1.3)
+        arc, _ = progress_along(r, positions[i])
+        length = np.hypot(*np.diff(r, axis=0).T).sum()
+        np.testing.assert_allclose(got[i], want, atol=1e-9)
+        assert segment[i] == seg
+        assert remaining[i] == pytest.approx(length - arc, abs=1e-9)
+
+
+def test_a_wall_pulls_the_carrot_back_into_sight():
+    """Round a corner whose inside is occupied, the carrot comes back until visible."""
+    occupied = np.zeros((40, 40), bool)
+    occupied[:28, 15:] = True                    # x > 1.5 m, y < 2.8 m: inside the corner
+    route = np.array([[1.0, 0.5], [1.0, 3.0], [3.5, 3.0]])   # up, then right, past the block
+    points, offsets = pack_routes([route])
+    position = np.array([[1.0, 1.0]])
+    blind, _, _ = follow_routes(points, offsets, np.zeros(1, np.int64), position, 3.5)
+    seen, _, _ = follow_routes(points, offsets, np.zeros(1, np.int64), position, 3.5,
+                               occupied, (0.0, 0.0, 0.0), 0.1)
+    assert blind[0, 0] == pytest.approx(2.5)      # 3.5 m along: past the corner, hidden
+    assert seen[0, 0] < blind[0, 0]               # pulled back toward the corner
+    # The pulled-back carrot is visible: no occupied cell on the line robot -> carrot.
+    for t in np.linspace(0, 1, 200):
+        x, y = position[0] + t * (seen[0] - position[0])
+        assert not occupied[int(y / 0.1), int(x / 0.1)]
+
+
+def test_progress_does_not_jump_back_along_a_route_that_loops():
+    """A robot on the second pass of a U-turn keeps its later segment."""
+    route = np.array([[0.0, 0.0], [5.0, 0.0], [5.0, 0.4], [0.0, 0.4]])
+    points, offsets = pack_routes([route])
+    _, segment, remaining = follow_routes(points, offsets, np.array([2]), np.array([[2.0, 0.3]]),
+                                          0.5)
+    assert segment[0] == 2 and remaining[0] == pytest.approx(2.0)
