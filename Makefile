@@ -13,7 +13,7 @@ PIP    := $(VENV)/bin/pip
 export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: venv venv-test demo test pytest colcon bench clean
+.PHONY: venv venv-test demo test pytest pytest-fast colcon bench clean
 
 $(VENV)/.runtime: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -47,7 +47,12 @@ test: venv-test
 
 # Quicker inner loop: plain pytest on the source tree.
 pytest: venv-test
-	PYTHONPATH=$(CURDIR) $(PY) -m pytest -q test $(PYTEST_ARGS)
+	PYTHONPATH=$(CURDIR) $(PY) -m pytest -q -p no:cacheprovider test $(PYTEST_ARGS)
+
+# The inner loop of the inner loop (under a minute): every test but those marked slow
+# (end-to-end demo runs, node processes, long scenes; see pytest.ini).
+pytest-fast: venv-test
+	PYTHONPATH=$(CURDIR) $(PY) -m pytest -q -p no:cacheprovider -m "not slow" test $(PYTEST_ARGS)
 
 bench: venv-test
 	PYTHONPATH=$(CURDIR) $(PY) -m benchmarks.bench_core

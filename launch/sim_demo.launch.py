@@ -6,8 +6,9 @@ Simulator + orca_nav node + goals, for users with a ROS 2 installation.
 Starts the fleet simulator (orca_nav_sim), the orca_nav node, and ``orca_nav_demo --attach``,
 which sends every robot its goal, prints progress and the metrics table and writes the PNG;
 the launch ends when the demo has reported.
-The per-node settings come from orca_nav.demo.launch_plan (plain, tested Python); this file only
-wires them into launch actions. Without ROS installed, ``python -m orca_nav.demo`` does the same.
+The per-node settings come from orca_nav.sim.processes.launch_plan (plain, tested Python); this
+file only wires them into launch actions. Without ROS installed, ``python -m orca_nav.demo`` does
+the same.
 """
 
 import os
@@ -17,7 +18,7 @@ from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction, Shutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
-from orca_nav.sim.demo import GOAL_TOLERANCE, launch_plan, SAFETY_MARGIN
+from orca_nav.sim.processes import GOAL_TOLERANCE, launch_plan, SAFETY_MARGIN
 
 
 def _nodes(context):
@@ -48,8 +49,9 @@ def generate_launch_description():
     """Declare the arguments; the nodes are built once their values are known."""
     return LaunchDescription([
         DeclareLaunchArgument('scenario', default_value='circle',
-                              description='Scenario name (circle, crossing, corridor, blocks, '
-                                          'random) or path to a scenario YAML file'),
+                              description='Scenario name (a file of config/scenarios: circle, '
+                                          'blocks, warehouse, office, ...) or path to a '
+                                          'scenario YAML file'),
         DeclareLaunchArgument('robots', default_value='',
                               description='Robot count; empty = as in the scenario file'),
         DeclareLaunchArgument('drive', default_value='',

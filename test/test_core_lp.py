@@ -114,6 +114,7 @@ def test_violation_sign_convention():
     assert violation(line, np.array([0.0, -1.0]))[0, 0] > 0.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('seed', range(6))
 def test_lp2_feasible_is_the_closest_point(seed):
     """On feasible sets LP2 returns the point of the region closest to opt (50 cases a seed)."""
@@ -208,6 +209,7 @@ def infeasible_scene(rng):
     return np.vstack([obst, agent]), n_obst, radius
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('seed', range(4))
 def test_lp3_minimises_the_largest_violation(seed):
     """On infeasible sets LP3 keeps the obstacle lines and least-violates the agent lines."""

@@ -106,6 +106,7 @@ def fleets(draw):
     return pos, vel, pref, radius, max_speed, params, obstacles
 
 
+@pytest.mark.slow
 @FAST
 @given(fleet=fleets(), guard=st.booleans())
 def test_velocities_finite_and_within_max_speed(fleet, guard):
@@ -193,6 +194,7 @@ def brute_obstacle_neighbors(obstacles, positions, ranges):
     return out
 
 
+@pytest.mark.slow
 @FAST
 @given(data=st.data())
 def test_obstacle_neighbors_match_brute_force(data):

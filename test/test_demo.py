@@ -1,12 +1,13 @@
 """
 The demo: metrics, picture, launch plan, and real end-to-end runs.
 
-The end-to-end tests start the simulator and the orca_nav node as processes talking over real
-DDS (on loopback, domains 40..49) and check every scenario runs to completion without a
-collision at a small size.
+The end-to-end tests (marked slow) start the simulator and the orca_nav node as processes
+talking over real DDS (on loopback, domains 40..49) and check every scenario runs to completion
+without a collision at a small size; they read the results from the demo's --metrics-json.
 """
 
 from concurrent.futures import ThreadPoolExecutor
+import json
 import math
 import os
 from pathlib import Path
@@ -15,8 +16,12 @@ import subprocess
 import sys
 
 import numpy as np
-from orca_nav.sim.demo import (compute_metrics, EXIT_COLLISION, EXIT_OK, format_table, launch_plan,
-                               parse_args, plot_run, write_params)
+from orca_nav.ros.params import FLEET_BY_NAME
+from orca_nav.sim import demo
+from orca_nav.sim.demo import EXIT_COLLISION, EXIT_ERROR, EXIT_OK, parse_args
+from orca_nav.sim.metrics import compute_metrics, format_table, metrics_record
+from orca_nav.sim.plot import plot_run
+from orca_nav.sim.processes import child_env, GOAL_TOLERANCE, launch_plan, write_params
 from orca_nav.sim.scenarios import load_scenario, scenario_from_dict
 import pytest
 
@@ -86,18 +91,83 @@ def test_driving_through_an_obstacle_is_a_collision_and_not_arriving_is_reported
     assert '1.23 ms / 5.68 ms' in table
 
 
+def _straight_poses(scenario, steps=200):
+    """Every robot on the straight line from its start to its goal."""
+    s = np.linspace(0.0, 1.0, steps)[:, None, None]
+    starts = scenario.starts[None]
+    goals = np.concatenate([scenario.goals, scenario.starts[:, 2:]], axis=1)[None]
+    return (1 - s) * starts + s * goals
+
+
 def test_plot_writes_a_small_png(tmp_path):
     scenario = load_scenario('blocks', robots=4)
     t = np.linspace(0.0, 20.0, 200)
-    s = np.linspace(0.0, 1.0, 200)[:, None, None]
-    starts = scenario.starts[None]
-    goals = np.concatenate([scenario.goals, scenario.starts[:, 2:]], axis=1)[None]
-    poses = (1 - s) * starts + s * goals
+    poses = _straight_poses(scenario)
     m = compute_metrics(scenario, t, poses, 0.0)
     out = plot_run(scenario, poses, m, tmp_path / 'sub' / 'run.png', title='test')
     data = out.read_bytes()
     assert data[:8] == b'\x89PNG\r\n\x1a\n'
     assert 10_000 < len(data) < 300_000
+
+
+def test_plot_draws_the_map_and_the_routes(tmp_path):
+    """The map's occupied cells (grey) and each robot's route (dashed) change the picture."""
+    from PIL import Image
+    scenario = load_scenario('office_mapfile', robots=2)
+    poses = _straight_poses(scenario, 20)
+    m = compute_metrics(scenario, np.linspace(0.0, 5.0, 20), poses, 0.0)
+    plain = plot_run(scenario, poses, m, tmp_path / 'plain.png')
+    routes = {r.name: np.array([r.start[:2], (0.0, 0.0), r.goal]) for r in scenario.robots}
+    routed = plot_run(scenario, poses, m, tmp_path / 'routed.png', routes=routes)
+    a = np.asarray(Image.open(plain).convert('L'), dtype=int)
+    b = np.asarray(Image.open(routed).convert('L'), dtype=int)
+    assert a.shape == b.shape and np.count_nonzero(a != b) > 200
+    # The walls of the map: many mid-grey pixels (0.55 * 255 = 140).
+    assert np.count_nonzero(np.abs(a - 140) <= 3) > 2000
+
+
+def test_metrics_json_record_is_plain_json():
+    scenario = _two_robots()
+    t, poses = _straight_run(0.6)
+    m = compute_metrics(scenario, t, poses[:, :, :], t_goals=0.0, goal_tolerance=0.1)
+    m2 = compute_metrics(scenario, t[:100], poses[:100], t_goals=0.0, goal_tolerance=0.1)
+    record = json.loads(json.dumps(metrics_record(scenario, 'holonomic', 0, m, (1.5, 3.0),
+                                                  'test'), allow_nan=False))
+    assert record['exit_code'] == 0 and record['arrived'] == 2 and record['collisions'] == 0
+    assert record['robots'] == 2 and record['robot_names'] == ['a', 'b']
+    assert record['min_separation'] == pytest.approx(0.6)
+    assert record['time_to_goal']['a'] == pytest.approx(9.75, abs=0.03)
+    assert record['path_ratio']['b'] == pytest.approx(1.0)
+    assert (record['tick_ms_p50'], record['tick_ms_p99']) == (1.5, 3.0)
+    # Robots that did not arrive: null, never NaN (which is not JSON).
+    partial = metrics_record(scenario, 'holonomic', 2, m2)
+    assert partial['time_to_goal'] == {'a': None, 'b': None}
+    assert partial['time_to_goal_mean'] is None and partial['tick_ms_p50'] is None
+    failed = metrics_record(scenario, 'x', 3, error='boom')
+    assert json.loads(json.dumps(failed))['error'] == 'boom'
+
+
+def test_demo_reads_the_node_defaults():
+    """Goal tolerance and status topic come from the node's parameter table, not copies."""
+    assert GOAL_TOLERANCE == FLEET_BY_NAME['goal_tolerance'].default
+    assert demo.STATUS_TOPIC == FLEET_BY_NAME['status_topic'].default
+    assert parse_args([]).goal_tolerance == FLEET_BY_NAME['goal_tolerance'].default
+
+
+def test_children_run_on_a_private_domain_on_loopback():
+    env = child_env(142, base={'PATH': '/bin', 'ROS_AUTOMATIC_DISCOVERY_RANGE': 'SUBNET'})
+    assert env['ROS_DOMAIN_ID'] == '142'
+    assert env['ROS_AUTOMATIC_DISCOVERY_RANGE'] == 'LOCALHOST'
+    # The package root (the folder holding orca_nav/) comes first on PYTHONPATH.
+    assert (Path(env['PYTHONPATH'].split(os.pathsep)[0]) / 'orca_nav' / 'demo.py').is_file()
+
+
+def test_a_bad_scenario_still_writes_the_metrics_json(tmp_path):
+    out = tmp_path / 'm.json'
+    code = demo.run(parse_args(['--scenario', 'no_such_scenario', '--metrics-json', str(out)]))
+    assert code == EXIT_ERROR
+    record = json.loads(out.read_text())
+    assert record['exit_code'] == EXIT_ERROR and 'unknown scenario' in record['error']
 
 
 def test_launch_plan_matches_the_scenario():
@@ -136,38 +206,54 @@ def test_launch_file_builds_where_launch_ros_is_installed():
 
 # --- end to end -------------------------------------------------------------------------------
 
+def _env(**extra):
+    return dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST',
+                PYTHONPATH=os.pathsep.join([str(REPO)] + [
+                    p for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if p]),
+                **extra)
+
+
 def _run_demo(argv, domain_id, timeout):
-    env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST',
-               PYTHONPATH=os.pathsep.join([str(REPO)] + [
-                   p for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if p]))
     return subprocess.run([sys.executable, '-m', 'orca_nav.demo', '--domain-id', str(domain_id),
-                           '--quiet'] + argv, env=env, cwd=str(REPO), capture_output=True,
+                           '--quiet'] + argv, env=_env(), cwd=str(REPO), capture_output=True,
                           text=True, timeout=timeout)
 
 
-def _run_scenarios(runs, tmp_path):
+def _read_metrics(path):
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _run_scenarios(runs, tmp_path, timeout=150):
     """Run the demo on each (scenario, robots, drive, domain); return the failure reports."""
     # Two runs at a time: each is three processes (demo, simulator, node) mostly waiting on
     # real time, so two fit on two cores without starving the 10 Hz control loop.
     def run(spec):
         scenario, robots, drive, domain_id = spec
-        out = tmp_path / f'{scenario}.png'
-        result = _run_demo(['--scenario', scenario, '--robots', str(robots), '--drive', drive,
-                            '--out', str(out)], domain_id, timeout=150)
-        return spec, out, result
+        out, metrics = tmp_path / f'{scenario}.png', tmp_path / f'{scenario}.json'
+        argv = ['--scenario', scenario, '--out', str(out), '--metrics-json', str(metrics)]
+        if robots:
+            argv += ['--robots', str(robots)]
+        if drive:
+            argv += ['--drive', drive]
+        result = _run_demo(argv, domain_id, timeout=timeout)
+        return spec, out, _read_metrics(metrics), result
 
     failures = []
     with ThreadPoolExecutor(max_workers=2) as pool:
-        for (scenario, robots, _, _), out, result in pool.map(run, runs):
-            ok = (result.returncode == EXIT_OK and out.is_file()
-                  and f'arrived                 | {robots}/{robots}' in result.stdout
-                  and 'collisions              | 0 ' in result.stdout)
+        for (scenario, _, _, _), out, m, result in pool.map(run, runs):
+            ok = (result.returncode == EXIT_OK and out.is_file() and m is not None
+                  and m['exit_code'] == EXIT_OK and m['arrived'] == m['robots']
+                  and m['collisions'] == 0)
             if not ok:
-                failures.append(f'--- {scenario} (exit code {result.returncode}):\n'
+                failures.append(f'--- {scenario} (exit code {result.returncode}, metrics {m}):\n'
                                 f'{result.stdout}{result.stderr}')
     return failures
 
 
+@pytest.mark.slow
 def test_every_scenario_runs_to_completion_without_collisions(tmp_path):
     failures = _run_scenarios([('circle', 6, 'holonomic', 41),
                                ('crossing', 4, 'differential', 42),
@@ -177,38 +263,44 @@ def test_every_scenario_runs_to_completion_without_collisions(tmp_path):
     assert not failures, '\n'.join(failures)
 
 
+@pytest.mark.slow
 def test_the_default_demo_command_runs_end_to_end(tmp_path):
-    out = tmp_path / 'demo.png'
-    result = _run_demo(['--out', str(out)], 46, timeout=180)
+    out, metrics = tmp_path / 'demo.png', tmp_path / 'demo.json'
+    result = _run_demo(['--out', str(out), '--metrics-json', str(metrics)], 46, timeout=180)
     report = result.stdout + result.stderr
     assert result.returncode in (EXIT_OK, EXIT_COLLISION), report
     assert 'min separation' in result.stdout and 'node tick p50 / p99' in result.stdout, report
+    m = _read_metrics(metrics)
+    assert m is not None, report
+    assert m['exit_code'] == result.returncode
     # The simulator saved its ground truth on SIGINT and the metrics come from it.
-    assert 'metrics (from the simulator ground truth)' in result.stdout, report
-    assert 'n/a (the node published no tick statistics)' not in result.stdout, report
+    assert m['ground_truth'] == 'simulator ground truth', report
+    assert m['tick_ms_p50'] is not None and m['tick_ms_p99'] >= m['tick_ms_p50'], report
+    assert m['robots'] == 10 and all(v is not None for v in m['time_to_goal'].values()), report
     assert out.read_bytes()[:4] == b'\x89PNG'
     assert result.returncode == EXIT_OK, report
 
 
+@pytest.mark.slow
 def test_attach_mode_follows_a_fleet_started_elsewhere(tmp_path):
     # What sim_demo.launch.py does, without launch: the simulator and the node from the plan,
     # then the demo attached to them.
     plan = launch_plan('circle', robots=4, drive='differential',
                        ground_truth=tmp_path / 'truth.npz')
-    env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST', ROS_DOMAIN_ID='47',
-               PYTHONPATH=os.pathsep.join([str(REPO)] + [
-                   p for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if p]))
+    env = _env(ROS_DOMAIN_ID='47')
     procs = []
     for module, params in (('orca_nav.sim.node', plan['sim']), ('orca_nav.node', plan['node'])):
         path = write_params(tmp_path / f'{module}.yaml', params)
         procs.append(subprocess.Popen([sys.executable, '-m', module, '--ros-args',
                                        '--params-file', str(path)], env=env,
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    metrics = tmp_path / 'attach.json'
     try:
         out = tmp_path / 'attach.png'
         result = subprocess.run([sys.executable, '-m', 'orca_nav.demo', '--quiet', '--out',
-                                 str(out)] + plan['demo_args'], env=env, cwd=str(REPO),
-                                capture_output=True, text=True, timeout=120)
+                                 str(out), '--metrics-json', str(metrics)] + plan['demo_args'],
+                                env=env, cwd=str(REPO), capture_output=True, text=True,
+                                timeout=120)
     finally:
         for proc in procs:
             proc.send_signal(signal.SIGINT)
@@ -220,6 +312,24 @@ def test_attach_mode_follows_a_fleet_started_elsewhere(tmp_path):
                 proc.wait()
     report = result.stdout + result.stderr
     assert result.returncode == EXIT_OK, report
-    assert 'metrics (from the simulator ground truth)' in result.stdout, report
-    assert 'arrived                 | 4/4' in result.stdout, report
+    m = _read_metrics(metrics)
+    assert m['ground_truth'] == 'simulator ground truth', report
+    assert (m['arrived'], m['robots'], m['collisions']) == (4, 4, 0), report
     assert out.is_file()
+
+
+# Scenarios where straight lines fail: the robots need the node's routes through the map
+# (both drives of each run in test_scenario_worlds.py; here one drive each, over DDS).
+MAP_RUNS = [('maze', 'holonomic', 38), ('shelf', 'differential', 35),
+            ('two_rooms', 'holonomic', 36), ('u_pocket', 'differential', 37),
+            ('office', 'differential', 39), ('office_mapfile', 'holonomic', 40),
+            ('warehouse', 'holonomic', 48)]
+
+
+@pytest.mark.slow
+def test_map_scenarios_arrive_without_collisions(tmp_path):
+    """Every map scenario end to end (simulator, node, demo over DDS): all arrive, no contact."""
+    timeout = max(load_scenario(name).timeout for name, _, _ in MAP_RUNS) + 120.0
+    failures = _run_scenarios([(name, None, drive, domain) for name, drive, domain in MAP_RUNS],
+                              tmp_path, timeout=timeout)
+    assert not failures, '\n'.join(failures)

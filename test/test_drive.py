@@ -71,13 +71,65 @@ def test_differential_command_respects_limits_and_keeps_curvature(vx, vy, yaw, d
     assert v[0] * v0[0] + w[0] * w0[0] >= -1e-12
 
 
-def test_lookahead_disc_covers_the_robot():
-    """A disc of radius r + D around the look-ahead point contains the robot's own disc."""
-    rng = np.random.default_rng(2)
-    pos = rng.uniform(-5, 5, (100, 2))
-    yaw = rng.uniform(-math.pi, math.pi, 100)
-    point = drive.lookahead_points(pos, yaw, 0.15)
-    assert np.all(np.linalg.norm(point - pos, axis=1) <= 0.15 + 1e-12)
+def _unicycle(pos, yaw, v, w, dt):
+    """Exact unicycle motion for dt under constant (v, w): the new (positions, yaw)."""
+    turning = np.abs(w) > 1e-12
+    safe_w = np.where(turning, w, 1.0)
+    arc = np.stack([np.sin(yaw + w * dt) - np.sin(yaw), np.cos(yaw) - np.cos(yaw + w * dt)],
+                   axis=1) * (v / safe_w)[:, None]
+    line = (v * dt)[:, None] * np.stack([np.cos(yaw), np.sin(yaw)], axis=1)
+    return pos + np.where(turning[:, None], arc, line), yaw + w * dt
+
+
+def test_the_lookahead_point_moves_with_the_orca_velocity_when_the_robot_drives():
+    """
+    Drive a unicycle with the commanded (v, w): its look-ahead point moves with the velocity.
+
+    The point's displacement over dt, divided by dt, matches the ORCA velocity to first order:
+    the error shrinks in proportion to dt.
+    """
+    rng = np.random.default_rng(1)
+    n, lookahead = 200, 0.2
+    vel = rng.uniform(-0.3, 0.3, (n, 2))
+    pos = rng.uniform(-5, 5, (n, 2))
+    yaw = rng.uniform(-math.pi, math.pi, n)
+    v, w = drive.differential_command(vel, yaw, lookahead, 10.0, 100.0)
+    errors = []
+    for dt in (1e-2, 1e-3):
+        new_pos, new_yaw = _unicycle(pos, yaw, v, w, dt)
+        moved = (drive.lookahead_points(new_pos, new_yaw, lookahead)
+                 - drive.lookahead_points(pos, yaw, lookahead)) / dt
+        errors.append(np.abs(moved - vel).max())
+    # |d2P/dt2| <= |w| (|v| + D |w|) with |w| <= 0.6 / D = 3 rad/s here: < 3 * 1.2 * dt / 2.
+    assert errors[0] < 0.02
+    assert errors[1] < 0.002
+    assert errors[0] / errors[1] == pytest.approx(10.0, rel=0.05)   # first order in dt
+    # The robot's centre itself moves with v along its heading only (no sideways slip).
+    new_pos, _ = _unicycle(pos, yaw, v, w, 1e-6)
+    body = drive.world_to_body((new_pos - pos) / 1e-6, yaw)
+    np.testing.assert_allclose(body[:, 1], 0.0, atol=1e-5)
+    np.testing.assert_allclose(body[:, 0], v, atol=1e-5)
+
+
+@pytest.mark.parametrize('radius, lookahead', [(0.2, 0.1), (0.3, 0.05), (0.15, 0.4)])
+def test_lookahead_disc_covers_the_robot_for_every_heading(radius, lookahead):
+    """
+    The disc of radius r + D around the look-ahead point holds the robot's disc of radius r.
+
+    Checked on the boundary of the robot's disc for a full turn of headings; the bound is tight
+    (a point of the robot's disc is exactly r + D away), so r + D is the smallest safe radius.
+    """
+    yaw = np.linspace(-math.pi, math.pi, 721)
+    pos = np.tile([[1.5, -2.0]], (len(yaw), 1))
+    point = drive.lookahead_points(pos, yaw, lookahead)
+    phi = np.linspace(0.0, 2.0 * math.pi, 360, endpoint=False)
+    rim = pos[:, None, :] + radius * np.stack([np.cos(phi), np.sin(phi)], axis=1)[None]
+    farthest = np.linalg.norm(rim - point[:, None, :], axis=2).max(axis=1)
+    assert np.all(farthest <= radius + lookahead + 1e-9)
+    np.testing.assert_allclose(farthest, radius + lookahead, atol=1e-3)
+    # The point is straight ahead: the heading rotated into the body frame is (D, 0).
+    np.testing.assert_allclose(drive.world_to_body(point - pos, yaw),
+                               np.tile([[lookahead, 0.0]], (len(yaw), 1)), atol=1e-12)
 
 
 def test_non_finite_velocities_become_zero():

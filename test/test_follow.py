@@ -18,8 +18,8 @@ def test_carrots_and_progress_match_the_reference_without_a_map(seed):
     routes = [random_route(rng) for _ in range(30)]
     positions = np.array([r[rng.integers(len(r))] + rng.normal(0, 0.5, 2) for r in routes])
     points, offsets = pack_routes(routes)
-    got, segment, remaining = follow_routes(points, offsets, np.zeros(30, np.int64), positions,
-                                            1.3)
+    got, segment, remaining, _ = follow_routes(points, offsets, np.zeros(30, np.int64),
+                                               positions, 1.3)
     for i, r in enumerate(routes):
         want, seg = carrot(r, positions[i], 1.3)
         arc, _ = progress_along(r, positions[i])
@@ -36,11 +36,12 @@ def test_a_wall_pulls_the_carrot_back_into_sight():
     route = np.array([[1.0, 0.5], [1.0, 3.0], [3.5, 3.0]])   # up, then right, past the block
     points, offsets = pack_routes([route])
     position = np.array([[1.0, 1.0]])
-    blind, _, _ = follow_routes(points, offsets, np.zeros(1, np.int64), position, 3.5)
-    seen, _, _ = follow_routes(points, offsets, np.zeros(1, np.int64), position, 3.5,
-                               occupied, (0.0, 0.0, 0.0), 0.1)
+    blind, _, _, _ = follow_routes(points, offsets, np.zeros(1, np.int64), position, 3.5)
+    seen, _, _, lost = follow_routes(points, offsets, np.zeros(1, np.int64), position, 3.5,
+                                     occupied, (0.0, 0.0, 0.0), 0.1)
     assert blind[0, 0] == pytest.approx(2.5)      # 3.5 m along: past the corner, hidden
     assert seen[0, 0] < blind[0, 0]               # pulled back toward the corner
+    assert not lost[0]
     # The pulled-back carrot is visible: no occupied cell on the line robot -> carrot.
     for t in np.linspace(0, 1, 200):
         x, y = position[0] + t * (seen[0] - position[0])
@@ -51,6 +52,16 @@ def test_progress_does_not_jump_back_along_a_route_that_loops():
     """A robot on the second pass of a U-turn keeps its later segment."""
     route = np.array([[0.0, 0.0], [5.0, 0.0], [5.0, 0.4], [0.0, 0.4]])
     points, offsets = pack_routes([route])
-    _, segment, remaining = follow_routes(points, offsets, np.array([2]), np.array([[2.0, 0.3]]),
-                                          0.5)
+    _, segment, remaining, _ = follow_routes(points, offsets, np.array([2]),
+                                             np.array([[2.0, 0.3]]), 0.5)
     assert segment[0] == 2 and remaining[0] == pytest.approx(2.0)
+
+
+def test_a_robot_pushed_behind_a_wall_is_lost():
+    """A robot on the far side of a wall from its whole route is reported lost."""
+    occupied = np.zeros((40, 40), bool)
+    occupied[19:21, :] = True                     # a wall along y = 2 m
+    points, offsets = pack_routes([np.array([[0.5, 1.0], [3.5, 1.0]])])
+    _, _, _, lost = follow_routes(points, offsets, np.zeros(1, np.int64),
+                                  np.array([[2.0, 3.0]]), 1.0, occupied, (0.0, 0.0, 0.0), 0.1)
+    assert lost[0]

@@ -21,7 +21,7 @@ LAUNCH = Path(__file__).resolve().parents[1] / 'launch'
 CONFIG = Path(__file__).resolve().parents[1] / 'config' / 'orca_nav.yaml'
 
 
-def _expand(name, robots):
+def _expand(name, robots, **extra):
     ld = get_launch_description_from_python_launch_file(str(LAUNCH / name))
     context = LaunchContext()
     args = [e for e in ld.entities if isinstance(e, DeclareLaunchArgument)]
@@ -31,6 +31,7 @@ def _expand(name, robots):
     context.launch_configurations.update(
         {a.name: ''.join(s.perform(context) for s in (values[a.name] or [])) for a in args})
     context.launch_configurations.update({'robots': robots, 'params_file': str(CONFIG)})
+    context.launch_configurations.update(extra)
     out = []
     for e in ld.entities:
         if isinstance(e, OpaqueFunction):
@@ -44,7 +45,21 @@ def test_central_launch_starts_one_node():
     assert len(actions) == 1 and isinstance(actions[0], Node)
 
 
-def test_decentralised_launch_starts_one_group_per_robot():
-    """orca_nav_decentralised.launch.py: GroupAction([PushROSNamespace, Node]) per robot."""
-    actions = _expand('orca_nav_decentralised.launch.py', 'robot1..robot3')
+def test_decentralised_layout_starts_one_group_per_robot():
+    """layout:=decentralised: GroupAction([PushROSNamespace, Node]) per robot."""
+    actions = _expand('orca_nav.launch.py', 'robot1..robot3', layout='decentralised')
     assert len(actions) == 3 and all(isinstance(a, GroupAction) for a in actions)
+
+
+def test_decentralised_file_includes_the_main_one_with_its_layout():
+    """orca_nav_decentralised.launch.py is orca_nav.launch.py with layout:=decentralised."""
+    from launch.actions import IncludeLaunchDescription
+    ld = get_launch_description_from_python_launch_file(
+        str(LAUNCH / 'orca_nav_decentralised.launch.py'))
+    (include,) = [e for e in ld.entities if isinstance(e, IncludeLaunchDescription)]
+
+    def text(value):
+        return value if isinstance(value, str) else ''.join(
+            s.perform(LaunchContext()) for s in value)
+    assert {text(k): text(v) for k, v in include.launch_arguments} == {
+        'layout': 'decentralised'}

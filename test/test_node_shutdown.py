@@ -34,6 +34,7 @@ def node_env():
     return env
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('sig', [signal.SIGINT, signal.SIGTERM])
 def test_signal_sends_zero_to_every_robot(context, sig):
     """Moving robots get a zero command when the node is stopped by SIGINT or SIGTERM."""

@@ -334,6 +334,7 @@ def test_coarse_factor_keeps_blocks_inside_the_inflation_band():
     assert coarse_factor(0.25, 0.05) == 8
 
 
+@pytest.mark.slow
 def test_large_map_uses_the_block_graph_and_finds_the_same_route_length():
     """The block graph finds a route as short as the full grid."""
     occupancy = np.zeros((300, 300), dtype=int)

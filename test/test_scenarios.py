@@ -1,14 +1,24 @@
 """Scenario files, validation errors and generators (ROS-free)."""
 
 import math
+from pathlib import Path
 
 import numpy as np
+from orca_nav.core.grid import GridMap
+from orca_nav.sim.maps import save_map_yaml, scenario_grid
 from orca_nav.sim.scenarios import (available_scenarios, load_scenario, node_parameters,
                                     points_in_polygon, polygon_signed_area, scenario_from_dict,
                                     ScenarioError)
 import pytest
+from scipy import ndimage
 
 SHIPPED = ('blocks', 'circle', 'corridor', 'crossing', 'random')
+# Scenarios where straight lines fail: the robots need routes through the map.
+MAP_SCENARIOS = {'shelf': 4, 'two_rooms': 6, 'u_pocket': 2, 'maze': 4, 'office': 8,
+                 'office_mapfile': 8, 'warehouse': 16}   # name: at least this many robots
+WALL_CLEARANCE = 0.4   # [m] between a robot's disc and the nearest wall at its start and goal
+PASSAGE = 1.0          # [m] narrowest passage a route may need
+REPO = Path(__file__).resolve().parents[1]
 
 
 def _square(cx, cy, half):
@@ -27,6 +37,99 @@ def test_every_shipped_scenario_loads_and_is_valid():
             assert robot.straight_line > 2.0, (name, robot.name)
         # Paths short enough that a run finishes in tens of seconds.
         assert max(r.straight_line / r.max_speed for r in scenario.robots) < 40.0, name
+
+
+def test_every_scenario_file_loads():
+    names = available_scenarios()
+    assert set(SHIPPED) | set(MAP_SCENARIOS) <= set(names)
+    for name in names:
+        scenario = load_scenario(name)
+        assert scenario.robots and scenario.timeout > 0.0, name
+
+
+def _segment_blocked(scenario, robot, samples=400):
+    """Whether the robot's disc hits an obstacle on the straight line from start to goal."""
+    t = np.linspace(0.0, 1.0, samples)[:, None]
+    line = (1.0 - t) * np.array(robot.start[:2]) + t * np.array(robot.goal)
+    return bool((scenario.obstacle_distance(line) < robot.radius).any())
+
+
+@pytest.mark.parametrize('name', sorted(MAP_SCENARIOS))
+def test_map_scenarios_need_routes_and_have_them(name):
+    """
+    Straight lines fail, yet every goal is reachable through passages at least PASSAGE wide.
+
+    Reachability: on the scenario's /map grid, the start and goal cells of every robot lie in
+    one connected region of the cells more than PASSAGE / 2 from any occupied cell. Robots are
+    radius 0.2 and max_speed 0.5, clear of the walls by WALL_CLEARANCE at start and goal.
+    """
+    scenario = load_scenario(name)
+    assert len(scenario.robots) >= MAP_SCENARIOS[name]
+    for robot in scenario.robots:
+        assert robot.radius == 0.2 and robot.max_speed == 0.5, (name, robot.name)
+    points = np.concatenate([scenario.starts[:, :2], scenario.goals])
+    radii = np.concatenate([scenario.radii, scenario.radii])
+    clearance = scenario.obstacle_distance(points) - radii
+    assert clearance.min() >= WALL_CLEARANCE - 1e-9, (name, points[np.argmin(clearance)])
+    blocked = [_segment_blocked(scenario, r) for r in scenario.robots]
+    assert sum(blocked) >= len(blocked) / 2, (name, blocked)
+    # Cells a robot centre may use in a passage PASSAGE wide (a cell of slack for rounding).
+    grid = GridMap.from_occupancy(*scenario_grid(scenario))
+    regions, _ = ndimage.label(~grid.blocked(0.5 * PASSAGE - grid.resolution))
+    start = grid.world_to_cell(scenario.starts[:, :2])
+    goal = grid.world_to_cell(scenario.goals)
+    start_region = regions[start[:, 1], start[:, 0]]
+    assert np.all(start_region > 0), name
+    assert np.array_equal(start_region, regions[goal[:, 1], goal[:, 0]]), name
+
+
+def test_a_narrower_door_would_be_caught():
+    """The reachability check of the map scenarios does fail on a too narrow door."""
+    data = {'robots': [{'start': [-2, 0], 'goal': [2, 0]}],
+            'obstacles': {'polygons': [[[-0.1, -3], [0.1, -3], [0.1, -0.4], [-0.1, -0.4]],
+                                       [[-0.1, 0.4], [0.1, 0.4], [0.1, 3], [-0.1, 3]]]},
+            'arena': [-3, -3, 3, 3]}
+    scenario = scenario_from_dict(data)                     # a 0.8 m door
+    grid = GridMap.from_occupancy(*scenario_grid(scenario))
+    regions, _ = ndimage.label(~grid.blocked(0.5 * PASSAGE - grid.resolution))
+    a, b = grid.world_to_cell([[-2.0, 0.0], [2.0, 0.0]])
+    assert regions[a[1], a[0]] != regions[b[1], b[0]]
+
+
+def test_map_file_scenario_uses_the_occupied_cells_as_walls():
+    scenario = load_scenario('office_mapfile')
+    office = load_scenario('office')
+    assert scenario.map_file == (REPO / 'config' / 'maps' / 'office_map.yaml').resolve()
+    assert scenario.polygons == [] and len(scenario.obstacle_segments()) > 20
+    # The same floor as office.yaml: the distances to the walls agree to about a cell.
+    rng = np.random.default_rng(0)
+    points = rng.uniform([-5.8, -4.3], [5.8, 4.3], (400, 2))
+    near = np.abs(office.obstacle_distance(points)) < 2.0
+    diff = scenario.obstacle_distance(points) - np.maximum(office.obstacle_distance(points), 0)
+    assert np.abs(diff[near]).max() <= 0.08
+    # The trips of office.yaml backwards.
+    assert np.allclose(scenario.starts[:, :2], office.goals)
+
+
+def test_map_errors_are_reported(tmp_path):
+    robots = [{'start': [0.5, 0.5], 'goal': [1.5, 1.5]}]
+    with pytest.raises(ScenarioError, match='map file not found'):
+        scenario_from_dict({'robots': robots, 'map': 'nope.yaml'}, base_dir=tmp_path)
+    (tmp_path / 'bad.yaml').write_text('image: x.pgm\nresolution: 0.1\n')
+    with pytest.raises(ScenarioError, match="missing 'origin'"):
+        scenario_from_dict({'robots': robots, 'map': 'bad.yaml'}, base_dir=tmp_path)
+    # A 2 x 2 m map, free but for an unknown top-right quarter.
+    grid = np.zeros((20, 20), dtype=np.int8)
+    grid[10:, 10:] = -1
+    save_map_yaml(tmp_path / 'm.yaml', (grid.ravel(), 20, 20, 0.1, (0.0, 0.0, 0.0)))
+    ok = scenario_from_dict({'robots': [{'start': [0.5, 0.5], 'goal': [1.5, 0.5]}],
+                             'map': 'm.yaml'}, base_dir=tmp_path)
+    assert ok.grid_map().shape == (20, 20)
+    with pytest.raises(ScenarioError, match='goal .* in an unknown cell'):
+        scenario_from_dict({'robots': robots, 'map': 'm.yaml'}, base_dir=tmp_path)
+    with pytest.raises(ScenarioError, match='start .* off the map'):
+        scenario_from_dict({'robots': [{'start': [-1, 0.5], 'goal': [0.5, 0.5]}],
+                            'map': 'm.yaml'}, base_dir=tmp_path)
 
 
 @pytest.mark.parametrize('name', SHIPPED)

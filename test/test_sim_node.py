@@ -1,19 +1,24 @@
-"""The fleet simulator over real rclpy: kinematics, odometry, scans, timeout, ground truth."""
+"""The fleet simulator over real rclpy: kinematics, odometry, scans, timeout, truth, /map."""
 
 import math
 import os
 import time
 
 from geometry_msgs.msg import Twist, TwistStamped
-from nav_msgs.msg import Odometry
+from helpers import seconds_of, spin_for, spin_until, yaw_of
+from nav_msgs.msg import OccupancyGrid, Odometry
+from nav_msgs.srv import GetMap
 import numpy as np
-from orca_nav.sim.node import clamp_command, integrate, SimNode
-from orca_nav.sim.scenarios import ScenarioError
+from orca_nav.core.raycast import cast_rays
+from orca_nav.ros.params import FLEET_BY_NAME
+from orca_nav.sim.maps import scenario_grid
+from orca_nav.sim.node import clamp_command, integrate, MAP_QOS, MAP_TOPIC, SimNode
+from orca_nav.sim.scenarios import load_scenario, ScenarioError
 import pytest
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
-from rclpy.qos import qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import LaserScan
 import yaml
 
@@ -66,16 +71,16 @@ class Harness:
 
     def spin(self, seconds, command=None):
         """Spin for `seconds`, publishing `command` (vx, vy, wz) every 50 ms if given."""
+        if command is None:
+            spin_for(self.executor, seconds)
+            return
         end = time.monotonic() + seconds
-        next_cmd = 0.0
         while time.monotonic() < end:
-            if command is not None and time.monotonic() >= next_cmd:
-                msg = self.cmd_pub.msg_type()
-                twist = msg.twist if isinstance(msg, TwistStamped) else msg
-                twist.linear.x, twist.linear.y, twist.angular.z = command
-                self.cmd_pub.publish(msg)
-                next_cmd = time.monotonic() + 0.05
-            self.executor.spin_once(timeout_sec=0.005)
+            msg = self.cmd_pub.msg_type()
+            twist = msg.twist if isinstance(msg, TwistStamped) else msg
+            twist.linear.x, twist.linear.y, twist.angular.z = command
+            self.cmd_pub.publish(msg)
+            spin_for(self.executor, min(0.05, max(end - time.monotonic(), 0.0)))
 
     def close(self):
         """Tear down the nodes and the context."""
@@ -99,12 +104,12 @@ def harness(world):
 
 
 def _pose(msg):
-    p, q = msg.pose.pose.position, msg.pose.pose.orientation
-    return np.array([p.x, p.y, 2.0 * math.atan2(q.z, q.w)])
+    p = msg.pose.pose.position
+    return np.array([p.x, p.y, yaw_of(msg.pose.pose.orientation)])
 
 
 def _stamp(msg):
-    return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+    return seconds_of(msg.header.stamp)
 
 
 def test_clamp_and_integrate_are_exact():
@@ -202,8 +207,7 @@ def _expected_ranges(origin, angles, range_max):
 
 def test_scan_ranges_match_the_geometry(harness):
     h = harness(scan_beams=90, scan_range_max=3.0)
-    h.spin(0.5)
-    assert h.scans, 'no scan received'
+    spin_until(h.executor, lambda: h.scans, what='a scan')
     scan = h.scans[-1]
     assert scan.header.frame_id == 'a/base_link'
     assert len(scan.ranges) == 90
@@ -254,4 +258,87 @@ def test_a_bad_scenario_is_refused_with_the_reason(tmp_path):
         with pytest.raises(ScenarioError, match="did you mean 'max_speed'"):
             SimNode(context=context, parameter_overrides=[Parameter('scenario', value=str(path))])
     finally:
+        rclpy.try_shutdown(context=context)
+
+
+# --- /map -----------------------------------------------------------------------------------
+
+def _late_map(context, sim):
+    """Subscribe to /map after the simulator published it: (probe, executor, messages)."""
+    probe = rclpy.create_node('late_probe', context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(sim)
+    executor.add_node(probe)
+    maps = []
+    probe.create_subscription(OccupancyGrid, '/map', maps.append, MAP_QOS)
+    return probe, executor, maps
+
+
+def test_map_is_latched_for_a_late_subscriber_and_matches_the_scenario(world):
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=DOMAIN_ID)
+    sim = SimNode(context=context, parameter_overrides=[
+        Parameter('scenario', value=world), Parameter('map_resolution', value=0.1)])
+    try:
+        # The map went out in the constructor, before anybody subscribed.
+        probe, executor, maps = _late_map(context, sim)
+        spin_until(executor, lambda: maps, what='the latched /map')
+        msg = maps[0]
+        qos = probe.get_publishers_info_by_topic('/map')[0].qos_profile
+        assert qos.durability == DurabilityPolicy.TRANSIENT_LOCAL
+        assert qos.reliability == ReliabilityPolicy.RELIABLE
+        assert msg.header.frame_id == 'map' and msg.info.resolution == pytest.approx(0.1)
+        assert MAP_TOPIC == FLEET_BY_NAME['map_topic'].default    # where the node listens
+        data, width, height, _, origin = scenario_grid(sim.scenario, 0.1)
+        assert (msg.info.width, msg.info.height) == (width, height)
+        assert (msg.info.origin.position.x, msg.info.origin.position.y) == pytest.approx(
+            origin[:2])
+        assert np.array_equal(np.array(msg.data, dtype=np.int8), data)
+        # The wall x = 2 (y -5..5) is in it.
+        grid = np.array(msg.data).reshape(height, width)
+        col = int((WALL_X - origin[0]) / 0.1)
+        assert (grid[:, col - 1:col + 1] == 100).any(axis=1).sum() >= 90
+        # Asked again (GetMap): the same map, published once more.
+        client = probe.create_client(GetMap, '/orca_nav_sim/get_map')
+        spin_until(executor, client.service_is_ready, what='the get_map service')
+        future = client.call_async(GetMap.Request())
+        spin_until(executor, future.done, what='the get_map reply')
+        assert future.result().map.info.width == width
+        spin_until(executor, lambda: len(maps) >= 2, what='the map published again')
+        executor.shutdown()
+        probe.destroy_node()
+    finally:
+        sim.destroy_node()
+        rclpy.try_shutdown(context=context)
+
+
+def test_publish_map_false_publishes_no_map(harness):
+    h = harness(publish_map=False)
+    h.spin(0.2)
+    assert h.probe.get_publishers_info_by_topic('/map') == []
+
+
+def test_scans_see_the_walls_of_a_map_file():
+    """office_mapfile: the scans hit the outlines of the occupied cells of the map."""
+    scenario = load_scenario('office_mapfile')
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=DOMAIN_ID)
+    sim = SimNode(context=context, parameter_overrides=[
+        Parameter('scenario', value='office_mapfile'), Parameter('scan_beams', value=36),
+        Parameter('publish_map', value=False)])
+    try:
+        ranges = sim.scan_ranges(0)
+        pose = scenario.starts[0]
+        walls = scenario.grid_map().wall_segments()
+        others = scenario.starts[1:, :2]
+        expected = cast_rays(pose[:2], pose[2] + sim.beam_offsets, 6.0, walls, others,
+                             scenario.radii[1:])
+        assert np.array_equal(ranges, expected)
+        # b0 starts in a 3.8 x 3.3 m room: every beam hits a wall or a door edge within 6 m,
+        # and no beam reads less than the start's clearance.
+        hit = np.isfinite(ranges)
+        assert hit.sum() >= 30
+        assert ranges[hit].min() >= scenario.obstacle_distance(pose[None, :2])[0] - 0.06
+    finally:
+        sim.destroy_node()
         rclpy.try_shutdown(context=context)

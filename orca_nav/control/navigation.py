@@ -23,6 +23,16 @@ from .planning import PlanningWorker
 from .states import RobotState
 
 
+# Jams (see Navigator._give_way): less progress than JAM_PROGRESS [m] in JAM_TIME [s] with a
+# jammed robot within JAM_DISTANCE [m]; the robot of the higher row then stands aside for
+# YIELD_TIME [s], backing toward a point YIELD_BACK [m] behind it.
+JAM_PROGRESS = 0.2
+JAM_TIME = 3.0
+JAM_DISTANCE = 2.0
+YIELD_TIME = 3.0
+YIELD_BACK = 1.0
+
+
 @dataclass
 class RouteState:
     """The route and progress of one commanded robot."""
@@ -38,6 +48,8 @@ class RouteState:
     checkpoint: tuple = (math.inf, math.inf)  # (time [s], remaining distance [m])
     stuck: bool = False
     replanned: bool = False     # a stuck robot's route was planned once more
+    jam: tuple = (math.inf, math.inf)  # (time [s], remaining [m]) of the jam check
+    yield_until: float = -math.inf     # [s] standing aside for another robot until then
     carrot: np.ndarray = field(default_factory=lambda: np.full(2, np.nan))
 
 
@@ -132,7 +144,48 @@ class Navigator:
             if has_goal[i] and states[i] is None and self._stalled(r, now, remaining[i],
                                                                    moving[i]):
                 states[i] = RobotState.STUCK
+        self._give_way(now, pos, target, remaining, moving & np.array(
+            [has_goal[i] and states[i] in (None, RobotState.STUCK) for i in range(len(states))],
+            bool))
         return target, states
+
+    def _give_way(self, now, pos, target, remaining, moving):
+        """
+        Break jams: of robots that block each other, all but the first stand aside a while.
+
+        A robot that gained less than JAM_PROGRESS in JAM_TIME is jammed; a jammed robot with a
+        jammed robot of a lower row within JAM_DISTANCE gives way: its preferred velocity is
+        turned round for YIELD_TIME: it backs away from its carrot, the way it came, and
+        the other can pass. A reciprocal deadlock in a passage too narrow for two (common for
+        differential robots, whose ORCA disc is larger) or at a corner then resolves; the
+        lowest row never gives way.
+        """
+        jammed = np.zeros(len(self.routes), bool)
+        for i, r in enumerate(self.routes):
+            if not moving[i] or now < r.yield_until:
+                r.jam = (now, remaining[i])
+            elif remaining[i] <= r.jam[1] - JAM_PROGRESS or now < r.jam[0]:
+                r.jam = (now, remaining[i])
+            elif now - r.jam[0] >= JAM_TIME:
+                jammed[i] = True
+        rows = np.flatnonzero(jammed)
+        for k, i in enumerate(rows):
+            r = self.routes[i]
+            others = np.hypot(*(pos[rows] - pos[i]).T) <= JAM_DISTANCE
+            others[k] = False
+            if others[:k].any():
+                r.yield_until, r.jam = now + YIELD_TIME, (now, remaining[i])
+            elif (r.points is not None and not r.external
+                  and np.sum(np.hypot(*(pos - pos[i]).T) <= JAM_DISTANCE) == 1):
+                # Held by a wall, not by a robot (e.g. at a door jamb, off its route): a new
+                # route from where it stands leads round the corner.
+                r.needs_plan, r.request, r.jam = True, r.request + 1, (now, remaining[i])
+        for i, r in enumerate(self.routes):
+            if moving[i] and now < r.yield_until:
+                # Back away from where it was heading: the way it came, clear of the others.
+                away = pos[i] - target[i]
+                norm = math.hypot(away[0], away[1])
+                target[i] = pos[i] + (away / norm * YIELD_BACK if norm > 1e-9 else 0.0)
 
     def _follow(self, robots, pos, target, remaining):
         """Carrots of the robots following routes (one compiled call for all of them)."""
@@ -142,16 +195,20 @@ class Navigator:
         points, offsets = self._packed[1]
         segment = np.array([self.routes[i].segment for i in robots], np.int64)
         grid = self.model.grid if self.model is not None else None
-        carrot, segment, left = follow_routes(
+        carrot, segment, left, lost = follow_routes(
             points, offsets, segment, pos[robots], self.config.route_lookahead,
             None if grid is None else grid.obstacles,
             (0.0, 0.0, 0.0) if grid is None else grid.origin,
-            1.0 if grid is None else grid.resolution)
+            1.0 if grid is None else grid.resolution, self.radius[robots])
         target[robots] = carrot
         remaining[robots] = left
         for k, i in enumerate(robots):
-            self.routes[i].segment = int(segment[k])
-            self.routes[i].carrot = carrot[k]
+            r = self.routes[i]
+            r.segment = int(segment[k])
+            r.carrot = carrot[k]
+            if lost[k] and not r.external and self.model is not None:
+                # Pushed off its route (e.g. through another door): plan from where it is.
+                r.needs_plan, r.request = True, r.request + 1
 
     def _stalled(self, r, now, remaining, moving):
         """Progress check: True while a robot has not gained progress_distance in time."""

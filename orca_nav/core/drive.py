@@ -45,8 +45,10 @@ the goal.
 """
 
 import math
+from typing import Optional, Tuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 HOLONOMIC = 'holonomic'
 DIFFERENTIAL = 'differential'
@@ -56,8 +58,10 @@ DRIVES = (HOLONOMIC, DIFFERENTIAL)
 TINY_DISTANCE = 1e-9
 
 
-def preferred_velocities(positions, goals, has_goal, pref_speed, slowdown_distance,
-                         goal_tolerance, time_step=None, right_bias=0.0):
+def preferred_velocities(positions: ArrayLike, goals: ArrayLike, has_goal: ArrayLike,
+                         pref_speed: ArrayLike, slowdown_distance: float, goal_tolerance: float,
+                         time_step: Optional[float] = None, right_bias: float = 0.0
+                         ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """
     Preferred velocities toward the goals, and which robots have reached theirs.
 
@@ -94,7 +98,7 @@ def preferred_velocities(positions, goals, has_goal, pref_speed, slowdown_distan
     return pref, reached, np.where(has_goal, dist, np.inf)
 
 
-def world_to_body(vectors, yaw):
+def world_to_body(vectors: ArrayLike, yaw: ArrayLike) -> np.ndarray:
     """Rotate global (N, 2) vectors into the body frames of robots with heading yaw (N,) [rad]."""
     vectors = np.asarray(vectors, dtype=float)
     c, s = np.cos(yaw), np.sin(yaw)
@@ -102,7 +106,7 @@ def world_to_body(vectors, yaw):
                      -s * vectors[:, 0] + c * vectors[:, 1]], axis=1)
 
 
-def body_to_world(vectors, yaw):
+def body_to_world(vectors: ArrayLike, yaw: ArrayLike) -> np.ndarray:
     """Rotate body-frame (N, 2) vectors of robots with heading yaw (N,) [rad] to global."""
     vectors = np.asarray(vectors, dtype=float)
     c, s = np.cos(yaw), np.sin(yaw)
@@ -110,7 +114,7 @@ def body_to_world(vectors, yaw):
                      s * vectors[:, 0] + c * vectors[:, 1]], axis=1)
 
 
-def holonomic_command(velocities, yaw, max_speed):
+def holonomic_command(velocities: ArrayLike, yaw: ArrayLike, max_speed: ArrayLike) -> np.ndarray:
     """
     Body-frame (vx, vy) commands for holonomic robots from global ORCA velocities.
 
@@ -121,7 +125,7 @@ def holonomic_command(velocities, yaw, max_speed):
     return clamp_speed(body, max_speed)
 
 
-def clamp_speed(vectors, max_speed):
+def clamp_speed(vectors: np.ndarray, max_speed: ArrayLike) -> np.ndarray:
     """Scale (N, 2) vectors down to at most max_speed (N,) or scalar; non-finite rows become 0."""
     out = np.where(np.isfinite(vectors).all(axis=1)[:, None], vectors, 0.0)
     speed = np.hypot(out[:, 0], out[:, 1])
@@ -130,14 +134,15 @@ def clamp_speed(vectors, max_speed):
     return out * scale[:, None]
 
 
-def lookahead_points(positions, yaw, lookahead):
+def lookahead_points(positions: ArrayLike, yaw: np.ndarray, lookahead: ArrayLike) -> np.ndarray:
     """Positions (N, 2) of the points at distance lookahead (N,) or scalar [m] ahead."""
     positions = np.asarray(positions, dtype=float)
     d = np.broadcast_to(np.asarray(lookahead, dtype=float), yaw.shape)
     return positions + d[:, None] * np.stack([np.cos(yaw), np.sin(yaw)], axis=1)
 
 
-def lookahead_velocities(v, w, yaw, lookahead):
+def lookahead_velocities(v: np.ndarray, w: np.ndarray, yaw: ArrayLike,
+                         lookahead: ArrayLike) -> np.ndarray:
     """
     Global velocities (N, 2) of the look-ahead points of unicycles with (v, w) and heading yaw.
 
@@ -148,7 +153,9 @@ def lookahead_velocities(v, w, yaw, lookahead):
     return np.stack([v * c - w * d * s, v * s + w * d * c], axis=1)
 
 
-def differential_command(velocities, yaw, lookahead, max_speed, max_angular_speed):
+def differential_command(velocities: ArrayLike, yaw: ArrayLike, lookahead: ArrayLike,
+                         max_speed: ArrayLike,
+                         max_angular_speed: ArrayLike) -> Tuple[np.ndarray, np.ndarray]:
     """
     Unicycle commands (v, w) that give the look-ahead points the ORCA velocities.
 

@@ -12,15 +12,17 @@ Example::
 
     >>> import numpy as np
     >>> points, offsets = pack_routes([np.array([[0.0, 0.0], [0.0, 3.0], [3.0, 3.0]])])
-    >>> carrot, segment, remaining = follow_routes(points, offsets, np.zeros(1, np.int64),
-    ...                                            np.array([[0.1, 2.5]]), 1.0)
+    >>> carrot, segment, remaining, lost = follow_routes(
+    ...     points, offsets, np.zeros(1, np.int64), np.array([[0.1, 2.5]]), 1.0)
     >>> carrot.round(2).tolist(), segment.tolist(), remaining.round(2).tolist()
     ([[0.5, 3.0]], [0], [3.5])
 """
 
 import math
+from typing import Optional, Sequence, Tuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._jit import njit
 
@@ -32,7 +34,7 @@ SAMPLE_STEP = 0.25
 SAMPLE_HALF_WIDTH = 0.2
 
 
-def pack_routes(routes):
+def pack_routes(routes: Sequence[ArrayLike]) -> Tuple[np.ndarray, np.ndarray]:
     """
     Pack N routes ((K_i, 2) arrays [m], K_i >= 1) into points (P, 2) and offsets (N + 1,).
 
@@ -46,34 +48,45 @@ def pack_routes(routes):
     return np.ascontiguousarray(points), offsets
 
 
-def follow_routes(points, offsets, segment, positions, lookahead, occupied=None,
-                  origin=(0.0, 0.0, 0.0), resolution=1.0):
+def follow_routes(points: ArrayLike, offsets: ArrayLike, segment: ArrayLike,
+                  positions: ArrayLike, lookahead: ArrayLike,
+                  occupied: Optional[np.ndarray] = None,
+                  origin: Sequence[float] = (0.0, 0.0, 0.0), resolution: float = 1.0,
+                  radius: ArrayLike = 0.0
+                  ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """
     Carrots, segments and distances left for N robots on their packed routes.
 
     points, offsets : packed routes (``pack_routes``); segment : (N,) int, the segment each
     robot was on last (0 at first); positions : (N, 2) [m]; lookahead : [m] scalar or (N,).
     occupied : (H, W) bool map of cells that block sight (None: every carrot is visible), with
-    its origin (x, y, yaw) [m, m, rad] and resolution [m / cell].
-    Returns carrot (N, 2) [m], segment (N,) int (pass it back next time), remaining (N,) [m].
+    its origin (x, y, yaw) [m, m, rad] and resolution [m / cell]. radius : [m] scalar or (N,):
+    the line of sight is a band of half the robot's radius on each side (a carrot round a
+    door jamb that the robot's body cannot pass straight is not in sight), beginning one
+    radius from the robot (a robot beside a wall still sees along it).
+    Returns carrot (N, 2) [m], segment (N,) int (pass it back next time), remaining (N,) [m]
+    and lost (N,) bool: not even the robot's projection onto its route is in sight (it was
+    pushed off its route, e.g. through another door): its route should be planned again.
     """
     n = len(offsets) - 1
     look = np.broadcast_to(np.asarray(lookahead, dtype=float), (n,)).copy()
+    rad = np.broadcast_to(np.asarray(radius, dtype=float), (n,)) / float(resolution)
     if occupied is None:
         occupied = np.zeros((0, 0), np.bool_)
     carrot = np.zeros((n, 2))
     seg_out = np.asarray(segment, dtype=np.int64).copy()
     remaining = np.zeros(n)
+    lost = np.zeros(n, np.bool_)
     _follow(np.ascontiguousarray(points, dtype=float), np.asarray(offsets, np.int64), seg_out,
             np.ascontiguousarray(positions, dtype=float), look, np.ascontiguousarray(occupied),
             float(origin[0]), float(origin[1]), float(origin[2]), 1.0 / float(resolution),
-            carrot, remaining)
-    return carrot, seg_out, remaining
+            np.ascontiguousarray(rad), carrot, remaining, lost)
+    return carrot, seg_out, remaining, lost
 
 
 @njit(cache=True)
-def _visible(occupied, ox, oy, c, s, inv_res, ax, ay, bx, by):
-    """Return True when the segment a -> b [m] crosses no occupied cell (sampled)."""
+def _visible(occupied, ox, oy, c, s, inv_res, ax, ay, bx, by, rad):
+    """Return True when the band along a -> b [m] crosses no occupied cell (sampled)."""
     h, w = occupied.shape
     if h == 0:
         return True
@@ -84,12 +97,15 @@ def _visible(occupied, ox, oy, c, s, inv_res, ax, ay, bx, by):
     pby = (-s * (bx - ox) + c * (by - oy)) * inv_res
     length = math.hypot(pbx - pax, pby - pay)
     count = int(length / SAMPLE_STEP) + 1
+    half = max(SAMPLE_HALF_WIDTH, 0.5 * rad)
     for k in range(count + 1):
         t = k / count
+        if t * length < rad:
+            continue  # the robot's own disc: walls beside it do not hide the way ahead
         x = pax + t * (pbx - pax)
         y = pay + t * (pby - pay)
-        for dx in (-SAMPLE_HALF_WIDTH, SAMPLE_HALF_WIDTH):
-            for dy in (-SAMPLE_HALF_WIDTH, SAMPLE_HALF_WIDTH):
+        for dx in (-half, 0.0, half):
+            for dy in (-half, 0.0, half):
                 col = int(math.floor(x + dx))
                 row = int(math.floor(y + dy))
                 if 0 <= row < h and 0 <= col < w and occupied[row, col]:
@@ -113,8 +129,8 @@ def _point_at(points, first, last, arc):
 
 
 @njit(cache=True)
-def _follow(points, offsets, segment, positions, look, occupied, ox, oy, yaw, inv_res,
-            carrot, remaining):
+def _follow(points, offsets, segment, positions, look, occupied, ox, oy, yaw, inv_res, rad,
+            carrot, remaining, lost):
     c, s = math.cos(yaw), math.sin(yaw)
     for i in range(len(offsets) - 1):
         first, last = offsets[i], offsets[i + 1]
@@ -152,8 +168,11 @@ def _follow(points, offsets, segment, positions, look, occupied, ox, oy, yaw, in
         # Hidden carrot (e.g. round a corner): walk it back toward the projection.
         step = 1
         while step <= PULLBACK_STEPS and not _visible(
-                occupied, ox, oy, c, s, inv_res, px, py, cx, cy):
+                occupied, ox, oy, c, s, inv_res, px, py, cx, cy, rad[i]):
             cx, cy = _point_at(points, first, last,
                                target - (target - best_arc) * step / PULLBACK_STEPS)
             step += 1
+        if step > PULLBACK_STEPS and not _visible(occupied, ox, oy, c, s, inv_res, px, py,
+                                                  cx, cy, 0.0):
+            lost[i] = True
         carrot[i, 0], carrot[i, 1] = cx, cy

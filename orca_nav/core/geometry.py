@@ -13,7 +13,10 @@ Example::
     -3.141593
 """
 
+from typing import Tuple
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 # Segments shorter than this [m] count as a point in point_segment_distance (no division by 0).
 MIN_SEGMENT_LENGTH_SQ = 1e-18
@@ -24,7 +27,7 @@ def wrap_angle(angle: 'np.ndarray | float') -> np.ndarray:
     return (np.asarray(angle, dtype=float) + np.pi) % (2.0 * np.pi) - np.pi
 
 
-def as_pose(pose, name: str) -> np.ndarray:
+def as_pose(pose: ArrayLike, name: str) -> np.ndarray:
     """Validate a finite (3,) pose [x m, y m, yaw rad]; return float64 (3,) or raise ValueError."""
     arr = np.asarray(pose, dtype=np.float64).reshape(-1)
     if arr.shape != (3,) or not np.all(np.isfinite(arr)):
@@ -32,7 +35,7 @@ def as_pose(pose, name: str) -> np.ndarray:
     return arr
 
 
-def compose_pose(frame, pose) -> np.ndarray:
+def compose_pose(frame: ArrayLike, pose: ArrayLike) -> np.ndarray:
     """
     Pose given in ``frame`` expressed in the frame's parent: ``frame (+) pose``.
 
@@ -46,7 +49,8 @@ def compose_pose(frame, pose) -> np.ndarray:
     return np.array([xy[0, 0], xy[0, 1], wrap_angle(yaw[0])])
 
 
-def compose_poses(frames: np.ndarray, xy: np.ndarray, yaw: np.ndarray):
+def compose_poses(frames: np.ndarray, xy: np.ndarray,
+                  yaw: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     """
     Vectorised ``compose_pose``: N poses, each in its own frame, into the parent frame.
 

@@ -21,11 +21,14 @@ Example::
 
 from dataclasses import dataclass, field
 import math
-from typing import Optional
+from typing import Optional, Sequence, Tuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import ndimage
-from skimage import measure
+
+# CORNER_CUT is re-exported: the wall_segments docstring refers to it.
+from .outline import CORNER_CUT, outline_segments  # noqa: F401
 
 # ROS map_server writes 100 for occupied, 0 for free and -1 for unknown; cells at or above this
 # probability [%] count as occupied (map_server's own default occupied_thresh is 0.65).
@@ -36,9 +39,6 @@ DEFAULT_MAX_CELLS = 25_000_000
 # Cell distances are square roots of integers; this slack [cells] keeps a clearance equal to
 # such a distance (e.g. exactly 2 cells) on the blocked side despite floating-point rounding.
 DISTANCE_SLACK = 1e-9
-# Marching squares cuts each cell corner of an outline by this much [cells]: the distance from
-# the corner to the chord between the midpoints of its two edges, sqrt(2) / 4.
-CORNER_CUT = math.sqrt(2.0) / 4.0
 
 
 class MapError(ValueError):
@@ -51,7 +51,7 @@ def _rotation(yaw: float) -> np.ndarray:
     return np.array([[c, -s], [s, c]])
 
 
-def _as_points(xy) -> np.ndarray:
+def _as_points(xy: ArrayLike) -> np.ndarray:
     """Return ``xy`` as a (K, 2) float array; a single point (2,) becomes (1, 2)."""
     points = np.asarray(xy, dtype=float)
     if points.ndim == 1:
@@ -59,6 +59,48 @@ def _as_points(xy) -> np.ndarray:
     if points.ndim != 2 or points.shape[1] != 2:
         raise ValueError(f'expected points of shape (K, 2) or (2,), got {points.shape}')
     return points
+
+
+def _occupancy_masks(data: ArrayLike, width: int, height: int, resolution: float,
+                     occupied_threshold: int, unknown_is_free: bool,
+                     max_cells: int) -> Tuple[np.ndarray, np.ndarray, float]:
+    """
+    Check the fields of an OccupancyGrid; return (H, W) occupied and unknown masks, resolution.
+
+    Raise MapError for the reasons listed in :meth:`GridMap.from_occupancy`.
+    """
+    width, height = int(width), int(height)
+    if width <= 0 or height <= 0:
+        raise MapError(f'map has zero size: width {width}, height {height}')
+    cells = width * height
+    # Checked before touching the data, so a huge map is refused without allocating it.
+    if cells > max_cells:
+        raise MapError(f'map has {cells} cells, above max_cells {max_cells}')
+    resolution = float(resolution)
+    if not math.isfinite(resolution) or resolution <= 0.0:
+        raise MapError(f'resolution must be positive and finite, got {resolution}')
+    if not 1 <= occupied_threshold <= 100:
+        raise MapError(f'occupied_threshold must be in 1..100, got {occupied_threshold}')
+    values = np.asarray(data)
+    if values.ndim != 1:
+        raise MapError(f'data must be a flat sequence (row-major), got shape {values.shape}')
+    if values.size != cells:
+        raise MapError(f'data has {values.size} values, expected width * height = '
+                       f'{width} * {height} = {cells}')
+    values = values.astype(np.int16)
+    bad = (values < -1) | (values > 100)
+    if np.any(bad):
+        raise MapError(f'{int(np.count_nonzero(bad))} values outside -1..100, e.g. '
+                       f'{int(values[np.argmax(bad)])}')
+    grid = values.reshape(height, width)
+    unknown = grid == -1
+    occupied = grid >= occupied_threshold
+    if np.all(unknown):
+        raise MapError('map has no known cell (all unknown)')
+    free = ~occupied & (~unknown | unknown_is_free)
+    if not np.any(free):
+        raise MapError('map has no free cell')
+    return occupied, unknown, resolution
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,7 +127,7 @@ class GridMap:
     unknown_is_free: bool = False
     _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         """Check the fields, store them as read-only arrays and plain floats."""
         occupied = np.array(self.occupied, dtype=bool)
         unknown = np.array(self.unknown, dtype=bool)
@@ -112,8 +154,8 @@ class GridMap:
         object.__setattr__(self, 'unknown_is_free', bool(self.unknown_is_free))
 
     @classmethod
-    def from_occupancy(cls, data, width: int, height: int, resolution: float,
-                       origin=(0.0, 0.0, 0.0), *,
+    def from_occupancy(cls, data: ArrayLike, width: int, height: int, resolution: float,
+                       origin: Sequence[float] = (0.0, 0.0, 0.0), *,
                        occupied_threshold: int = DEFAULT_OCCUPIED_THRESHOLD,
                        unknown_is_free: bool = False,
                        max_cells: int = DEFAULT_MAX_CELLS) -> 'GridMap':
@@ -135,43 +177,14 @@ class GridMap:
                 non-finite origin, more cells than max_cells, values outside -1..100, a map
                 with no known cell (all unknown) or with no free cell.
         """
-        width, height = int(width), int(height)
-        if width <= 0 or height <= 0:
-            raise MapError(f'map has zero size: width {width}, height {height}')
-        cells = width * height
-        # Checked before touching the data, so a huge map is refused without allocating it.
-        if cells > max_cells:
-            raise MapError(f'map has {cells} cells, above max_cells {max_cells}')
-        resolution = float(resolution)
-        if not math.isfinite(resolution) or resolution <= 0.0:
-            raise MapError(f'resolution must be positive and finite, got {resolution}')
-        if not 1 <= occupied_threshold <= 100:
-            raise MapError(f'occupied_threshold must be in 1..100, got {occupied_threshold}')
-        values = np.asarray(data)
-        if values.ndim != 1:
-            raise MapError(f'data must be a flat sequence (row-major), got shape {values.shape}')
-        if values.size != cells:
-            raise MapError(f'data has {values.size} values, expected width * height = '
-                           f'{width} * {height} = {cells}')
-        values = values.astype(np.int16)
-        bad = (values < -1) | (values > 100)
-        if np.any(bad):
-            raise MapError(f'{int(np.count_nonzero(bad))} values outside -1..100, e.g. '
-                           f'{int(values[np.argmax(bad)])}')
-        grid = values.reshape(height, width)
-        unknown = grid == -1
-        occupied = grid >= occupied_threshold
-        if np.all(unknown):
-            raise MapError('map has no known cell (all unknown)')
-        free = ~occupied & (~unknown | unknown_is_free)
-        if not np.any(free):
-            raise MapError('map has no free cell')
+        occupied, unknown, resolution = _occupancy_masks(
+            data, width, height, resolution, occupied_threshold, unknown_is_free, max_cells)
         return cls(occupied, unknown, resolution, tuple(origin), unknown_is_free)
 
     # --- geometry -----------------------------------------------------------------------------
 
     @property
-    def shape(self) -> tuple:
+    def shape(self) -> Tuple[int, int]:
         """Return (H, W), the map size [cells]."""
         return self.occupied.shape
 
@@ -185,7 +198,7 @@ class GridMap:
             self._cache['obstacles'] = mask
         return mask
 
-    def world_to_local(self, xy) -> np.ndarray:
+    def world_to_local(self, xy: ArrayLike) -> np.ndarray:
         """Return (K, 2) points in the map frame [cells]: (0, 0) is the map's corner."""
         points = _as_points(xy)
         x0, y0, yaw = self.origin
@@ -195,7 +208,7 @@ class GridMap:
             local = local @ _rotation(yaw)
         return local / self.resolution
 
-    def local_to_world(self, local) -> np.ndarray:
+    def local_to_world(self, local: ArrayLike) -> np.ndarray:
         """Return (K, 2) world points [m] of (K, 2) map-frame points in cell units."""
         points = _as_points(local) * self.resolution
         x0, y0, yaw = self.origin
@@ -203,7 +216,7 @@ class GridMap:
             points = points @ _rotation(yaw).T
         return points + (x0, y0)
 
-    def world_to_cell(self, xy) -> np.ndarray:
+    def world_to_cell(self, xy: ArrayLike) -> np.ndarray:
         """
         Return the (K, 2) int (column, row) of the cells holding (K, 2) points [m].
 
@@ -211,11 +224,11 @@ class GridMap:
         """
         return np.floor(self.world_to_local(xy)).astype(np.int64)
 
-    def cell_to_world(self, cells) -> np.ndarray:
+    def cell_to_world(self, cells: ArrayLike) -> np.ndarray:
         """Return the (K, 2) world centres [m] of (K, 2) (column, row) cells."""
         return self.local_to_world(np.asarray(cells, dtype=float) + 0.5)
 
-    def inside(self, xy) -> np.ndarray:
+    def inside(self, xy: ArrayLike) -> np.ndarray:
         """Return (K,) bool: which of the (K, 2) points [m] lie on the map (NaN: not)."""
         local = self.world_to_local(xy)
         height, width = self.shape
@@ -259,7 +272,7 @@ class GridMap:
             self._cache[key] = mask
         return mask
 
-    def distance_to_obstacle(self, xy) -> np.ndarray:
+    def distance_to_obstacle(self, xy: ArrayLike) -> np.ndarray:
         """
         Return (K,) distances [m] from (K, 2) points [m] to the nearest obstacle cell.
 
@@ -302,17 +315,17 @@ class GridMap:
         """
         Return (M, 2, 2) wall segments [m] in the global frame: the outlines of occupied cells.
 
-        The outlines are traced with marching squares (skimage.measure.find_contours on the
-        occupied mask padded with free cells), put back onto the cell edges (marching squares
-        cuts each corner diagonally by CORNER_CUT; the corner vertex is restored), then
-        simplified with skimage.measure.approximate_polygon: every simplified vertex is a point
-        of the exact staircase outline, and the outline stays within ``tolerance`` of the
-        segments. When the tolerance exceeds CORNER_CUT, the raw contour simplified with
-        ``tolerance - CORNER_CUT`` is used instead if it has fewer vertices (a slanted wall's
-        staircase becomes one segment). Either way no segment enters free space by more than
-        ``tolerance`` and every occupied/free cell edge is within ``tolerance`` of a segment.
-        Map borders count as edges of the occupied cells there. Zero-length segments are
-        dropped. Cached per tolerance.
+        The outlines are traced (:func:`~orca_nav.core.outline.outline_segments`) with marching
+        squares (skimage.measure.find_contours on the occupied mask padded with free cells), put
+        back onto the cell edges (marching squares cuts each corner diagonally by CORNER_CUT;
+        the corner vertex is restored), then simplified with skimage.measure.approximate_polygon:
+        every simplified vertex is a point of the exact staircase outline, and the outline stays
+        within ``tolerance`` of the segments. When the tolerance exceeds CORNER_CUT, the raw
+        contour simplified with ``tolerance - CORNER_CUT`` is used instead if it has fewer
+        vertices (a slanted wall's staircase becomes one segment). Either way no segment enters
+        free space by more than ``tolerance`` and every occupied/free cell edge is within
+        ``tolerance`` of a segment. Map borders count as edges of the occupied cells there.
+        Zero-length segments are dropped. Cached per tolerance.
 
         Inputs:
             tolerance: simplification tolerance [m], default half a cell (>= 0).
@@ -326,86 +339,8 @@ class GridMap:
         segments = self._cache.get(key)
         if segments is not None:
             return segments
-        padded = np.pad(self.occupied, 1).astype(np.float32)
-        pieces = []
-        for contour in measure.find_contours(padded, 0.5):
-            outline = _simplify(_restore_corners(contour), tolerance / self.resolution)
-            if tolerance / self.resolution > CORNER_CUT:
-                # The marching-squares contour itself (corners cut) simplified with what is
-                # left of the tolerance: fewer segments on slanted walls, same guarantee.
-                cut = _simplify(contour, tolerance / self.resolution - CORNER_CUT)
-                if len(cut) < len(outline):
-                    outline = cut
-            pieces.append(np.stack([outline[:-1], outline[1:]], axis=1))
-        if pieces:
-            rows_cols = np.concatenate(pieces)                      # (M, 2, 2) (row, col)
-            # Padded pixel (row, col) centre -> map frame (x, y) [cells]: unpad, then the
-            # centre of cell (c, r) is at (c + 0.5, r + 0.5).
-            local = rows_cols[:, :, ::-1] - 0.5
-            lengths = np.hypot(*(local[:, 1] - local[:, 0]).T)
-            local = local[lengths > 0.0]
-            segments = self.local_to_world(local.reshape(-1, 2)).reshape(-1, 2, 2)
-        else:
-            segments = np.zeros((0, 2, 2))
+        local = outline_segments(self.occupied, tolerance / self.resolution)
+        segments = self.local_to_world(local.reshape(-1, 2)).reshape(-1, 2, 2)
         segments.setflags(write=False)
         self._cache[key] = segments
         return segments
-
-
-def _simplify(outline: np.ndarray, tolerance: float) -> np.ndarray:
-    """
-    Simplify a (K, 2) outline with skimage's Douglas-Peucker, ``tolerance`` in its units.
-
-    A closed outline is split at the vertex farthest from its start and each half simplified
-    on its own: simplified whole, a small ring would collapse onto its start point (every vertex
-    lies within tolerance of it) and vanish.
-    """
-    if len(outline) > 3 and np.array_equal(outline[0], outline[-1]):
-        far = int(np.argmax(np.hypot(*(outline - outline[0]).T)))
-        first = measure.approximate_polygon(outline[:far + 1], tolerance)
-        second = measure.approximate_polygon(outline[far:], tolerance)
-        return np.concatenate([first, second[1:]])
-    return measure.approximate_polygon(outline, tolerance)
-
-
-def _restore_corners(contour: np.ndarray) -> np.ndarray:
-    """
-    Put a marching-squares contour of a binary image back onto the pixel edges.
-
-    Inputs:
-        contour: (K, 2) (row, col) vertices from find_contours at level 0.5 on a 0/1 image:
-            each is the midpoint of a pixel edge, so exactly one coordinate is a half-integer.
-
-    Output:
-        (K', 2) vertices where every diagonal step (both coordinates change) goes through the
-        pixel corner it cut: the point whose two coordinates are both half-integers.
-    """
-    if len(contour) < 2:
-        return contour
-    start, end = contour[:-1], contour[1:]
-    diagonal = np.all(start != end, axis=1)
-    # The corner takes the half-integer coordinate of each end: the row from whichever end
-    # has a half-integer row, the column from the other.
-    start_row_half = (start[:, 0] % 1.0) != 0.0
-    corner = np.where(start_row_half[:, np.newaxis],
-                      np.stack([start[:, 0], end[:, 1]], axis=1),
-                      np.stack([end[:, 0], start[:, 1]], axis=1))
-    # Interleave: vertex i, then its corner if step i is diagonal; the last vertex closes.
-    out = np.empty((len(start) * 2 + 1, 2))
-    out[0:-1:2] = start
-    out[1:-1:2] = corner
-    out[-1] = contour[-1]
-    keep = np.ones(len(out), dtype=bool)
-    keep[1:-1:2] = diagonal
-    out = out[keep]
-    if len(out) > 3 and np.array_equal(out[0], out[-1]):
-        # A closed outline: start it at a corner, so the simplification (which keeps the first
-        # and last vertices) does not keep an edge midpoint and cut the corner next to it.
-        ring = out[:-1]
-        step = np.diff(np.concatenate([ring[-1:], ring, ring[:1]]), axis=0)
-        direction = step / np.linalg.norm(step, axis=1, keepdims=True)
-        turns = np.nonzero(np.any(np.abs(direction[1:] - direction[:-1]) > 1e-9, axis=1))[0]
-        if len(turns):
-            ring = np.roll(ring, -int(turns[0]), axis=0)
-            out = np.concatenate([ring, ring[:1]])
-    return out

@@ -13,7 +13,10 @@ Example::
     offsets, edges = obstacles.neighbors(positions, ranges)
 """
 
+from typing import Optional, Sequence, Tuple
+
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.spatial import cKDTree
 
 # Edges shorter than this [m] carry no direction worth the name (and square to zero).
@@ -23,7 +26,7 @@ MIN_EDGE = 1e-9
 INDEX_SPACING = 1.0
 
 
-def _as_vertices(polygon, index):
+def _as_vertices(polygon: ArrayLike, index: int) -> np.ndarray:
     vertices = np.asarray(polygon, dtype=float)
     if vertices.ndim != 2 or vertices.shape[1] != 2:
         raise ValueError(f'polygon {index} must be a list of (x, y) vertices, '
@@ -52,7 +55,8 @@ class Obstacles:
         owner : (V,) int, -1 if every agent avoids the edge, else the only agent that does
     """
 
-    def __init__(self, point, next_, prev, owner, convex=None):
+    def __init__(self, point: ArrayLike, next_: ArrayLike, prev: ArrayLike, owner: ArrayLike,
+                 convex: Optional[ArrayLike] = None) -> None:
         self.point = np.ascontiguousarray(point, dtype=float).reshape(-1, 2)
         self.next = np.ascontiguousarray(next_, dtype=np.int64)
         self.prev = np.ascontiguousarray(prev, dtype=np.int64)
@@ -72,13 +76,14 @@ class Obstacles:
         self._build_index()
 
     @classmethod
-    def empty(cls):
+    def empty(cls) -> 'Obstacles':
         """Return an obstacle set with nothing in it."""
         return cls(np.zeros((0, 2)), np.zeros(0, np.int64), np.zeros(0, np.int64),
                    np.zeros(0, np.int64))
 
     @classmethod
-    def build(cls, polygons=(), segments=None, segment_owner=None, first_index=0):
+    def build(cls, polygons: Sequence[ArrayLike] = (), segments: Optional[ArrayLike] = None,
+              segment_owner: Optional[ArrayLike] = None, first_index: int = 0) -> 'Obstacles':
         """
         Build from CCW polygons and free segments.
 
@@ -124,11 +129,11 @@ class Obstacles:
                    np.concatenate(owners))
 
     @property
-    def num_vertices(self):
+    def num_vertices(self) -> int:
         """Return the number of vertices (= number of edges)."""
         return self.point.shape[0]
 
-    def _build_index(self):
+    def _build_index(self) -> None:
         v = self.num_vertices
         if v == 0:
             self._tree = None
@@ -146,7 +151,8 @@ class Obstacles:
         self._half_chunk = 0.5 * float(np.max(self.length / per_edge))
         self._tree = cKDTree(samples)
 
-    def neighbors(self, positions, ranges, agent_tree=None):
+    def neighbors(self, positions: np.ndarray, ranges: np.ndarray,
+                  agent_tree: Optional[cKDTree] = None) -> Tuple[np.ndarray, np.ndarray]:
         """
         Edges each agent must consider, nearest first, as RVO2 selects them.
 

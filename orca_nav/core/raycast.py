@@ -13,7 +13,10 @@ Example::
     array([2.  , 0.75])
 """
 
+from typing import Optional, Sequence, Union
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 # A segment exactly parallel to a ray is hit only if it lies on the ray's line: its start within
 # this distance of the line [m] (floating-point slack, far below any sensor resolution).
@@ -62,7 +65,9 @@ def _as_circles(centers, radii):
     return cen, rad
 
 
-def cast_rays(origin, angles, max_range, segments, circle_centers, circle_radii):
+def cast_rays(origin: ArrayLike, angles: ArrayLike, max_range: float,
+              segments: Optional[ArrayLike], circle_centers: Optional[ArrayLike],
+              circle_radii: Optional[ArrayLike]) -> np.ndarray:
     """
     Distance from origin along each ray to the first segment or circle it hits.
 
@@ -236,7 +241,7 @@ def _as_vertex_list(shapes, name, min_vertices):
     return out
 
 
-def polygon_edges(polygons):
+def polygon_edges(polygons: Union[np.ndarray, Sequence[ArrayLike]]) -> np.ndarray:
     """
     Edges of closed polygons as segments.
 
@@ -265,7 +270,7 @@ def polygon_edges(polygons):
     return np.concatenate(edges, axis=0)
 
 
-def polyline_edges(polylines):
+def polyline_edges(polylines: Union[np.ndarray, Sequence[ArrayLike]]) -> np.ndarray:
     """
     Edges of open polylines as segments.
 

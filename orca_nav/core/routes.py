@@ -15,7 +15,8 @@ goals through the free space of a :class:`~orca_nav.core.grid.GridMap`:
 Large maps (more than ``max_fine_cells`` cells) are searched hierarchically: a Dijkstra search
 on a graph of f x f blocks (two blocks are linked when two 8-adjacent free cells straddle their
 border, so walls do not leak) gives the corridor, and MCP refines it on the full-resolution grid
-in short windows along the corridor; if a window fails, the full-resolution field is used.
+in short windows along the corridor (:mod:`orca_nav.core.blockgraph`); if a window fails, the
+full-resolution field is used.
 
 A start inside the inflated zone (a robot squeezed against a wall) is connected to the nearest
 free cell of the goal's component within a few clearances; a goal in the inflated zone (but not
@@ -36,14 +37,15 @@ Example::
 from collections import OrderedDict
 from dataclasses import dataclass
 import math
-from typing import Callable, Optional
+from typing import Callable, List, Optional, Tuple, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import ndimage
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import dijkstra
 from skimage.graph import MCP_Geometric
 
+# coarse_factor and WINDOW_BLOCKS are re-exported: they were defined here first.
+from .blockgraph import BlockGraph, coarse_factor, WINDOW_BLOCKS  # noqa: F401
 from .grid import GridMap
 
 # Maps up to this many cells are planned with a full-resolution MCP field per goal (about 0.1 s
@@ -74,8 +76,6 @@ LOS_BATCH_SAMPLES = 1_000_000
 # Shortcutting tests the following points in windows (the first holds this many points, each
 # next one twice as many), at most this many sampled points per window.
 SHORTCUT_WINDOW_SAMPLES = 16
-# Coarse corridor refinement: consecutive blocks of the block path refined by one MCP search.
-WINDOW_BLOCKS = 16
 # Projections onto the route closer than this [m] to the nearest one count as ties, so the
 # earliest segment wins (a route passing twice near a point is not short-cut).
 PROJECTION_TIE = 1e-9
@@ -88,7 +88,7 @@ UNREACHABLE_REASONS = ('goal_outside_map', 'goal_in_obstacle', 'start_outside_ma
 class Unreachable(Exception):
     """A goal that cannot be reached; ``reason`` is one of ``UNREACHABLE_REASONS``."""
 
-    def __init__(self, reason: str, detail: str = ''):
+    def __init__(self, reason: str, detail: str = '') -> None:
         """Record the reason ('goal_outside_map', ...) and a human-readable detail."""
         super().__init__(reason, detail)
         self.reason = reason
@@ -167,7 +167,7 @@ def _segments_clear(mask: np.ndarray, a: np.ndarray, b: np.ndarray,
     return clear
 
 
-def line_of_sight(blocked: np.ndarray, a_cell, b_cell) -> bool:
+def line_of_sight(blocked: np.ndarray, a_cell: ArrayLike, b_cell: ArrayLike) -> bool:
     """
     Return whether the segment between two cell centres crosses no blocked cell.
 
@@ -220,7 +220,7 @@ def _farthest_visible(blocked: np.ndarray, points: np.ndarray, index: int) -> in
     return best
 
 
-def shortcut(blocked: np.ndarray, cells) -> np.ndarray:
+def shortcut(blocked: np.ndarray, cells: ArrayLike) -> np.ndarray:
     """
     Shorten a cell path by greedy line-of-sight shortcutting (any-angle-like).
 
@@ -247,7 +247,7 @@ def shortcut(blocked: np.ndarray, cells) -> np.ndarray:
 
 # --- route following --------------------------------------------------------------------------
 
-def _cumulative(points: np.ndarray) -> tuple:
+def _cumulative(points: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Return ((K-1, 2) segment vectors, (K-1,) lengths, (K,) arc length at each point) [m]."""
     delta = np.diff(points, axis=0)
     lengths = np.hypot(delta[:, 0], delta[:, 1])
@@ -255,7 +255,7 @@ def _cumulative(points: np.ndarray) -> tuple:
 
 
 def _point_at(points: np.ndarray, delta: np.ndarray, lengths: np.ndarray, arc: np.ndarray,
-              target: float) -> tuple:
+              target: float) -> Tuple[np.ndarray, int]:
     """Return (the (2,) point at arc length ``target`` [m], clamped to the route; its segment)."""
     if target >= arc[-1]:
         # Past the end: the goal.
@@ -268,7 +268,8 @@ def _point_at(points: np.ndarray, delta: np.ndarray, lengths: np.ndarray, arc: n
     return points[segment] + t * delta[segment], segment
 
 
-def progress_along(points, position, start_index: int = 0) -> tuple:
+def progress_along(points: ArrayLike, position: ArrayLike,
+                   start_index: int = 0) -> Tuple[float, int]:
     """
     Project a position onto a route.
 
@@ -298,8 +299,8 @@ def progress_along(points, position, start_index: int = 0) -> tuple:
     return float(arc[segment] + t[best] * lengths[segment]), segment
 
 
-def carrot(points, position, lookahead: float, progress_index: int = 0,
-           visible: Optional[Callable] = None) -> tuple:
+def carrot(points: ArrayLike, position: ArrayLike, lookahead: float, progress_index: int = 0,
+           visible: Optional[Callable[[np.ndarray], bool]] = None) -> Tuple[np.ndarray, int]:
     """
     Return the point to steer to: ``lookahead`` metres ahead of the robot along the route.
 
@@ -336,85 +337,56 @@ def carrot(points, position, lookahead: float, progress_index: int = 0,
     return pulled, segment
 
 
+# --- snapping ---------------------------------------------------------------------------------
+
+def _nearest_free_cell(free: np.ndarray, obstacles: np.ndarray, labels: np.ndarray,
+                       point: np.ndarray, radius: float,
+                       label: Optional[int] = None) -> Optional[Tuple[int, int]]:
+    """
+    Return the (row, col) of the nearest free cell reachable from a point, or None.
+
+    Inputs:
+        free: (H, W) bool, the cells a robot centre may occupy
+        obstacles: (H, W) bool, the map's obstacle cells (not inflated)
+        labels: (H, W) int, the component label of every cell
+        point: (2,) cell coordinates of the point
+        radius: largest distance [cells] from the point to the cell centre
+        label: if given, only free cells of this component may be chosen
+
+    The segment from the point to the cell must not run through an obstacle cell of the
+    map (not the inflation), other than the point's own cell, so a snap never crosses a
+    wall (touching a wall's corner or face is allowed: the point may stand on one).
+    """
+    height, width = free.shape
+    own = np.floor(point + 0.5).astype(np.int64)
+    reach = int(math.ceil(radius)) + 2
+    r0, r1 = max(own[1] - reach, 0), min(own[1] + reach + 1, height)
+    c0, c1 = max(own[0] - reach, 0), min(own[0] + reach + 1, width)
+    if r0 >= r1 or c0 >= c1:
+        return None
+    rows, cols = np.mgrid[r0:r1, c0:c1]
+    distance = np.hypot(cols - point[0], rows - point[1])
+    candidate = free[r0:r1, c0:c1] & (distance <= radius)
+    if label is not None:
+        candidate &= labels[r0:r1, c0:c1] == label
+    if not np.any(candidate):
+        return None
+    order = np.argsort(distance[candidate], kind='stable')
+    cand_rows, cand_cols = rows[candidate][order], cols[candidate][order]
+    walls = obstacles[r0:r1, c0:c1].copy()
+    if r0 <= own[1] < r1 and c0 <= own[0] < c1:
+        walls[own[1] - r0, own[0] - c0] = False
+    origin = np.array([c0, r0])
+    ends = np.stack([cand_cols, cand_rows], axis=1) - origin
+    visible = _segments_clear(walls, np.repeat((point - origin)[np.newaxis], len(ends), 0),
+                              ends, half_width=0.0, step=SNAP_LOS_STEP)
+    if not np.any(visible):
+        return None
+    best = int(np.argmax(visible))
+    return int(cand_rows[best]), int(cand_cols[best])
+
+
 # --- the planner ------------------------------------------------------------------------------
-
-def coarse_factor(clearance: float, resolution: float) -> int:
-    """
-    Return the block size [cells] of the block graph for robots of radius ``clearance`` [m].
-
-    The obstacles grown by ``clearance`` form bands at least 2 * clearance / resolution + 1
-    cells wide; blocks whose diagonal is shorter than that cannot hold free cells on both sides
-    of a band, so the free cells of a block are (nearly always) connected inside it.
-    """
-    band = 2.0 * clearance / resolution + 1.0
-    return max(1, int(math.floor(band / math.sqrt(2.0) + 1.0 - 1e-9)))
-
-
-class _BlockGraph:
-    """The free space as a graph of f x f blocks of cells (the coarse level for large maps)."""
-
-    def __init__(self, free: np.ndarray, factor: int, resolution: float):
-        """
-        Link blocks that hold two 8-adjacent free cells across their border.
-
-        Inputs:
-            free: (H, W) bool, the free (not blocked) cells
-            factor: block side f [cells]
-            resolution: cell side [m]
-        """
-        f = factor
-        height, width = free.shape
-        self.factor = f
-        self.shape = (-(-height // f), -(-width // f))
-        rows, cols = self.shape
-        padded = np.zeros((rows * f, cols * f), dtype=bool)
-        padded[:height, :width] = free
-        sources, targets = [], []
-        row_in_block = np.arange(rows * f) % f
-        col_in_block = np.arange(cols * f) % f
-        # Each of the 4 undirected 8-neighbour offsets (dr, dc) pairs cell p = (r, c) with
-        # q = (r + dr, c + dc). The block step from p's block to q's block depends only on
-        # (r % f, c % f), so the pairs of each block step are reduced block by block.
-        for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
-            pair = np.zeros_like(padded)
-            lo, hi = max(0, -dc), cols * f - max(0, dc)
-            pair[:rows * f - dr, lo:hi] = (padded[:rows * f - dr, lo:hi]
-                                           & padded[dr:, lo + dc:hi + dc])
-            block_dr = (row_in_block + dr) // f
-            block_dc = np.floor_divide(col_in_block + dc, f)
-            for step_r in (0, 1):
-                for step_c in (-1, 0, 1):
-                    if (step_r, step_c) == (0, 0):
-                        continue
-                    row_sel = block_dr == step_r
-                    col_sel = block_dc == step_c
-                    if not (row_sel.any() and col_sel.any()):
-                        continue
-                    crossing = pair & row_sel[:, np.newaxis] & col_sel[np.newaxis, :]
-                    linked = crossing.reshape(rows, f, cols, f).any(axis=(1, 3))
-                    br, bc = np.nonzero(linked)
-                    sources.append(br * cols + bc)
-                    targets.append((br + step_r) * cols + bc + step_c)
-        source = np.concatenate(sources) if sources else np.zeros(0, dtype=np.int64)
-        target = np.concatenate(targets) if targets else np.zeros(0, dtype=np.int64)
-        nodes = rows * cols
-        # The same block pair is found through several offsets: keep each link once.
-        code = np.unique(np.minimum(source, target) * nodes + np.maximum(source, target))
-        source, target = code // nodes, code % nodes
-        # Link length: distance between the block centres [m].
-        weight = np.hypot(source // cols - target // cols,
-                          source % cols - target % cols) * f * resolution
-        self.graph = csr_matrix((weight, (source, target)), shape=(nodes, nodes))
-
-    def block(self, cell_rc) -> int:
-        """Return the node index of the block holding the (row, col) cell."""
-        f = self.factor
-        return int(cell_rc[0] // f * self.shape[1] + cell_rc[1] // f)
-
-    def field(self, goal_node: int) -> tuple:
-        """Return ((N,) distance [m] to the goal block, (N,) predecessor toward it)."""
-        return dijkstra(self.graph, directed=False, indices=goal_node, return_predecessors=True)
-
 
 class RoutePlanner:
     """
@@ -432,7 +404,8 @@ class RoutePlanner:
     """
 
     def __init__(self, grid: GridMap, clearance: float, *,
-                 max_fine_cells: int = FINE_MAX_CELLS, cache_size: int = DEFAULT_CACHE_SIZE):
+                 max_fine_cells: int = FINE_MAX_CELLS,
+                 cache_size: int = DEFAULT_CACHE_SIZE) -> None:
         """
         Inflate the map and prepare the search.
 
@@ -459,11 +432,11 @@ class RoutePlanner:
         factor = coarse_factor(self.clearance, grid.resolution)
         if grid.occupied.size > max_fine_cells and factor >= 2:
             # Large map: the block graph guides the search (built now, with the inflation).
-            self._blocks = _BlockGraph(self.free, factor, grid.resolution)
+            self._blocks = BlockGraph(self.free, factor, grid.resolution)
 
     # --- public API ---------------------------------------------------------------------------
 
-    def plan(self, start, goal) -> Route:
+    def plan(self, start: ArrayLike, goal: ArrayLike) -> Route:
         """
         Plan a route from ``start`` (2,) to ``goal`` (2,) [m, global frame].
 
@@ -476,7 +449,7 @@ class RoutePlanner:
             raise result
         return result
 
-    def plan_many(self, starts, goals) -> list:
+    def plan_many(self, starts: ArrayLike, goals: ArrayLike) -> List[Union[Route, Unreachable]]:
         """
         Plan one route per robot.
 
@@ -513,7 +486,7 @@ class RoutePlanner:
                 results[index] = error
         return results
 
-    def cost_to_go(self, goal) -> np.ndarray:
+    def cost_to_go(self, goal: ArrayLike) -> np.ndarray:
         """
         Return the (H, W) cost-to-go [m] from every cell to ``goal`` (2,) [m] (read-only).
 
@@ -529,56 +502,15 @@ class RoutePlanner:
 
     # --- cells --------------------------------------------------------------------------------
 
-    def _cell_coordinates(self, xy) -> np.ndarray:
+    def _cell_coordinates(self, xy: ArrayLike) -> np.ndarray:
         """Return the (2,) cell coordinates (column, row) of a (2,) point [m]."""
         return self.grid.world_to_local(xy)[0] - 0.5
-
-    def _nearest_cell(self, point: np.ndarray, radius: float, label: Optional[int] = None):
-        """
-        Return the (row, col) of the nearest free cell reachable from a point, or None.
-
-        Inputs:
-            point: (2,) cell coordinates of the point
-            radius: largest distance [cells] from the point to the cell centre
-            label: if given, only free cells of this component may be chosen
-
-        The segment from the point to the cell must not run through an obstacle cell of the
-        map (not the inflation), other than the point's own cell, so a snap never crosses a
-        wall (touching a wall's corner or face is allowed: the point may stand on one).
-        """
-        height, width = self.free.shape
-        own = np.floor(point + 0.5).astype(np.int64)
-        reach = int(math.ceil(radius)) + 2
-        r0, r1 = max(own[1] - reach, 0), min(own[1] + reach + 1, height)
-        c0, c1 = max(own[0] - reach, 0), min(own[0] + reach + 1, width)
-        if r0 >= r1 or c0 >= c1:
-            return None
-        rows, cols = np.mgrid[r0:r1, c0:c1]
-        distance = np.hypot(cols - point[0], rows - point[1])
-        candidate = self.free[r0:r1, c0:c1] & (distance <= radius)
-        if label is not None:
-            candidate &= self._labels[r0:r1, c0:c1] == label
-        if not np.any(candidate):
-            return None
-        order = np.argsort(distance[candidate], kind='stable')
-        cand_rows, cand_cols = rows[candidate][order], cols[candidate][order]
-        walls = self.grid.obstacles[r0:r1, c0:c1].copy()
-        if r0 <= own[1] < r1 and c0 <= own[0] < c1:
-            walls[own[1] - r0, own[0] - c0] = False
-        origin = np.array([c0, r0])
-        ends = np.stack([cand_cols, cand_rows], axis=1) - origin
-        visible = _segments_clear(walls, np.repeat((point - origin)[np.newaxis], len(ends), 0),
-                                  ends, half_width=0.0, step=SNAP_LOS_STEP)
-        if not np.any(visible):
-            return None
-        best = int(np.argmax(visible))
-        return int(cand_rows[best]), int(cand_cols[best])
 
     def _snap_radius(self, clearances: float) -> float:
         """Return a snap radius [cells] of ``clearances`` robot radii (at least MIN_SNAP_CELLS)."""
         return max(clearances * self.clearance / self.grid.resolution, MIN_SNAP_CELLS)
 
-    def _goal_cell(self, goal: np.ndarray) -> tuple:
+    def _goal_cell(self, goal: np.ndarray) -> Tuple[int, int]:
         """Return the free (row, col) cell a goal [m] is planned to, or raise Unreachable."""
         if not np.all(np.isfinite(goal)) or not self.grid.inside(goal)[0]:
             raise Unreachable('goal_outside_map', f'goal {goal.tolist()} is off the map')
@@ -588,14 +520,15 @@ class RoutePlanner:
         if self.free[row, col]:
             return int(row), int(col)
         # Goal within clearance of a wall: the nearest free cell within two clearances.
-        cell = self._nearest_cell(self._cell_coordinates(goal),
+        cell = _nearest_free_cell(self.free, self.grid.obstacles, self._labels,
+                                  self._cell_coordinates(goal),
                                   self._snap_radius(GOAL_SNAP_CLEARANCES))
         if cell is None:
             raise Unreachable('goal_in_obstacle', f'goal {goal.tolist()} is within '
                               f'{self.clearance} m of obstacles, no free cell nearby')
         return cell
 
-    def _start_cell(self, start: np.ndarray, goal_label: int) -> tuple:
+    def _start_cell(self, start: np.ndarray, goal_label: int) -> Tuple[int, int]:
         """Return the free (row, col) cell a start [m] is planned from, or raise Unreachable."""
         if not np.all(np.isfinite(start)) or not self.grid.inside(start)[0]:
             raise Unreachable('start_outside_map', f'start {start.tolist()} is off the map')
@@ -606,7 +539,8 @@ class RoutePlanner:
                 raise Unreachable('no_path', f'no path from {start.tolist()} to the goal')
             return int(row), int(col)
         # Start squeezed within clearance of a wall (or in it): join the goal's component.
-        cell = self._nearest_cell(self._cell_coordinates(start),
+        cell = _nearest_free_cell(self.free, self.grid.obstacles, self._labels,
+                                  self._cell_coordinates(start),
                                   self._snap_radius(START_SNAP_CLEARANCES), goal_label)
         if cell is None:
             raise Unreachable('no_path', f'start {start.tolist()} is blocked and no free cell '
@@ -615,7 +549,7 @@ class RoutePlanner:
 
     # --- search -------------------------------------------------------------------------------
 
-    def _field(self, goal_rc: tuple) -> tuple:
+    def _field(self, goal_rc: tuple) -> Tuple[MCP_Geometric, np.ndarray]:
         """Return (MCP searched from the goal cell, (H, W) read-only cost-to-go [m]); cached."""
         entry = self._fields.get(goal_rc)
         if entry is not None:
@@ -640,7 +574,7 @@ class RoutePlanner:
         mcp, _ = self._field(goal_rc)
         return np.array(mcp.traceback(start_rc))[::-1]
 
-    def _block_field(self, goal_node: int) -> tuple:
+    def _block_field(self, goal_node: int) -> Tuple[np.ndarray, np.ndarray]:
         """Return the block graph's (distance, predecessor) arrays toward a goal block."""
         entry = self._block_fields.get(goal_node)
         if entry is not None:
@@ -660,77 +594,8 @@ class RoutePlanner:
         None when the corridor refinement fails (free cells of a block not connected inside
         the corridor); the caller then searches the full grid.
         """
-        blocks = self._blocks
-        goal_node, node = blocks.block(goal_rc), blocks.block(start_rc)
-        distance, predecessor = self._block_field(goal_node)
-        if not np.isfinite(distance[node]):
-            return None
-        nodes = [node]
-        # A loop over the block path (the coarse waypoints).
-        while nodes[-1] != goal_node:
-            nodes.append(int(predecessor[nodes[-1]]))
-        path_blocks = np.stack(np.divmod(np.array(nodes), blocks.shape[1]), axis=1)
-        pieces = [np.array([start_rc])]
-        current = start_rc
-        goal_label = self._labels[goal_rc]
-        last = len(path_blocks) - 1
-        for first in range(0, max(last, 1), WINDOW_BLOCKS):
-            end = min(first + WINDOW_BLOCKS, last)
-            piece = self._window_cells(current, path_blocks[first:end + 1],
-                                       goal_rc if end == last else None, goal_label)
-            if piece is None:
-                return None
-            pieces.append(piece[1:])
-            current = tuple(int(v) for v in piece[-1])
-        return np.concatenate(pieces)
-
-    def _window_cells(self, start_rc: tuple, path_blocks: np.ndarray, goal_rc: Optional[tuple],
-                      goal_label: int) -> Optional[np.ndarray]:
-        """
-        Refine a stretch of the block path on the full grid.
-
-        Inputs:
-            start_rc: (row, col) cell the stretch starts from (in path_blocks[0])
-            path_blocks: (B, 2) (block row, block col) of the stretch
-            goal_rc: the goal cell if the stretch ends at the goal, else None: then the stretch
-                ends at the first free cell of the last block (of the goal's component) reached
-            goal_label: component label of the goal cell
-
-        Output:
-            (K, 2) (row, col) cells from start_rc, or None if the corridor (the stretch's
-            blocks and their 8 neighbours) holds no path.
-        """
-        f = self._blocks.factor
-        height, width = self.free.shape
-        rows, cols = self._blocks.shape
-        br0, bc0 = np.maximum(path_blocks.min(axis=0) - 1, 0)
-        br1, bc1 = np.minimum(path_blocks.max(axis=0) + 1, (rows - 1, cols - 1))
-        corridor = np.zeros((br1 - br0 + 1, bc1 - bc0 + 1), dtype=bool)
-        corridor[path_blocks[:, 0] - br0, path_blocks[:, 1] - bc0] = True
-        corridor = ndimage.binary_dilation(corridor, structure=np.ones((3, 3), dtype=bool))
-        r0, c0 = br0 * f, bc0 * f
-        r1, c1 = min((br1 + 1) * f, height), min((bc1 + 1) * f, width)
-        corridor = np.repeat(np.repeat(corridor, f, axis=0), f, axis=1)[:r1 - r0, :c1 - c0]
-        passable = corridor & self.free[r0:r1, c0:c1]
-        if goal_rc is not None:
-            ends = np.array([[goal_rc[0] - r0, goal_rc[1] - c0]])
-        else:
-            # The free cells of the last block that lead on to the goal.
-            end_r, end_c = path_blocks[-1] * f - (r0, c0)
-            in_block = np.zeros_like(passable)
-            in_block[end_r:end_r + f, end_c:end_c + f] = True
-            in_block &= passable & (self._labels[r0:r1, c0:c1] == goal_label)
-            ends = np.argwhere(in_block)
-            if len(ends) == 0:
-                return None
-        mcp = MCP_Geometric(np.where(passable, 1.0, np.inf))
-        costs, _ = mcp.find_costs([(start_rc[0] - r0, start_rc[1] - c0)], ends=ends,
-                                  find_all_ends=False)
-        end_costs = costs[ends[:, 0], ends[:, 1]]
-        if not np.isfinite(end_costs.min()):
-            return None
-        reached = ends[int(np.argmin(end_costs))]
-        return np.array(mcp.traceback(tuple(int(v) for v in reached))) + (r0, c0)
+        field = self._block_field(self._blocks.block(goal_rc))
+        return self._blocks.corridor_cells(start_rc, goal_rc, field, self._labels)
 
     def _route(self, start: np.ndarray, goal: np.ndarray, goal_rc: tuple) -> Route:
         """Plan one route to a goal whose planning cell is known; raise Unreachable."""

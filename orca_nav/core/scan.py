@@ -31,8 +31,10 @@ Example::
 """
 
 import math
+from typing import Optional, Tuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._jit import njit
 from .geometry import as_pose as _as_pose
@@ -87,7 +89,9 @@ def _scan_to_local(ranges, angle_min, angle_increment, range_min, range_max, yaw
     return beam, r * np.cos(angles), r * np.sin(angles)
 
 
-def scan_to_points(ranges, angle_min, angle_increment, range_min, range_max, sensor_pose):
+def scan_to_points(ranges: ArrayLike, angle_min: float, angle_increment: float,
+                   range_min: float, range_max: float,
+                   sensor_pose: ArrayLike) -> Tuple[np.ndarray, np.ndarray]:
     """
     Convert the valid returns of a scan to points in the global frame.
 
@@ -139,9 +143,12 @@ def _as_robots(positions, radii):
     return pos, rad
 
 
-def scan_to_segments(ranges, angle_min, angle_increment, range_min, range_max, sensor_pose,
-                     robot_positions=None, robot_radii=None, robot_margin=0.1,
-                     split_tolerance=0.05, jump_distance=0.3, min_points=3):
+def scan_to_segments(ranges: ArrayLike, angle_min: float, angle_increment: float,
+                     range_min: float, range_max: float, sensor_pose: ArrayLike,
+                     robot_positions: Optional[ArrayLike] = None,
+                     robot_radii: Optional[ArrayLike] = None, robot_margin: float = 0.1,
+                     split_tolerance: float = 0.05, jump_distance: float = 0.3,
+                     min_points: int = 3) -> np.ndarray:
     """
     Line segments fitted to a laser scan, in the global frame.
 

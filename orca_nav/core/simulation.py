@@ -12,8 +12,10 @@ Example (RVO2's Circle scene, shortened)::
 """
 
 import math
+from typing import Optional
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .obstacles import Obstacles
 from .solver import compute_velocities, validate_params
@@ -29,8 +31,9 @@ class Simulation:
     (0.50 m measured with pyrvo); pass False for RVO2's exact answers.
     """
 
-    def __init__(self, time_step, neighbor_dist, max_neighbors, time_horizon,
-                 time_horizon_obst, radius, max_speed, collision_guard=True):
+    def __init__(self, time_step: float, neighbor_dist: float, max_neighbors: int,
+                 time_horizon: float, time_horizon_obst: float, radius: float,
+                 max_speed: float, collision_guard: bool = True) -> None:
         (self.time_step, self.neighbor_dist, self.max_neighbors, self.time_horizon,
          self.time_horizon_obst) = validate_params(time_step, neighbor_dist, max_neighbors,
                                                    time_horizon, time_horizon_obst)
@@ -48,31 +51,32 @@ class Simulation:
         self._obstacles_dirty = False
 
     @staticmethod
-    def _check_radius(radius):
+    def _check_radius(radius: float) -> float:
         if not (math.isfinite(radius) and radius > 0):
             raise ValueError(f'radius must be positive, got {radius!r}')
         return float(radius)
 
     @staticmethod
-    def _check_max_speed(max_speed):
+    def _check_max_speed(max_speed: float) -> float:
         if not (math.isfinite(max_speed) and max_speed >= 0):
             raise ValueError(f'max_speed must be non-negative, got {max_speed!r}')
         return float(max_speed)
 
     @property
-    def num_agents(self):
+    def num_agents(self) -> int:
         """Return the number of agents."""
         return self.positions.shape[0]
 
     @property
-    def obstacles(self):
+    def obstacles(self) -> Obstacles:
         """Return the processed obstacle set (built on first use after ``add_obstacle``)."""
         if self._obstacles_dirty:
             self._obstacles = Obstacles.build(self._polygons)
             self._obstacles_dirty = False
         return self._obstacles
 
-    def add_agent(self, position, radius=None, max_speed=None, velocity=(0.0, 0.0)):
+    def add_agent(self, position: ArrayLike, radius: Optional[float] = None,
+                  max_speed: Optional[float] = None, velocity: ArrayLike = (0.0, 0.0)) -> int:
         """Add an agent at ``position`` (x, y); return its index."""
         position = np.asarray(position, dtype=float).reshape(-1)
         if position.shape != (2,) or not np.all(np.isfinite(position)):
@@ -90,7 +94,7 @@ class Simulation:
         self.max_speed = np.append(self.max_speed, max_speed)
         return self.num_agents - 1
 
-    def add_obstacle(self, vertices):
+    def add_obstacle(self, vertices: ArrayLike) -> int:
         """
         Add a polygon (counter-clockwise vertices); two vertices make one segment.
 
@@ -103,7 +107,7 @@ class Simulation:
         self._obstacles_dirty = True
         return first
 
-    def set_preferred_velocities(self, prefs):
+    def set_preferred_velocities(self, prefs: ArrayLike) -> None:
         """Set every agent's preferred velocity from an (N, 2) array [m/s]."""
         prefs = np.asarray(prefs, dtype=float)
         if prefs.shape != self.positions.shape:
@@ -113,7 +117,7 @@ class Simulation:
             raise ValueError('preferred velocities contain NaN or infinite values')
         self.pref_velocities = prefs.copy()
 
-    def compute_new_velocities(self):
+    def compute_new_velocities(self) -> np.ndarray:
         """ORCA velocities for the current state, without moving anything."""
         return compute_velocities(
             self.positions, self.velocities, self.pref_velocities, self.radius,
@@ -122,7 +126,7 @@ class Simulation:
             time_horizon_obst=self.time_horizon_obst, obstacles=self.obstacles,
             collision_guard=self.collision_guard)
 
-    def step(self):
+    def step(self) -> None:
         """Compute every new velocity first, then move: positions += velocity * time_step."""
         self.velocities = self.compute_new_velocities()
         self.positions = self.positions + self.velocities * self.time_step

@@ -9,8 +9,10 @@ This is the function the ROS node calls every tick and the one ``Simulation.step
 """
 
 import math
+from typing import Optional, Tuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.spatial import cKDTree
 
 from ._jit import njit
@@ -18,14 +20,16 @@ from .obstacles import Obstacles
 from .orca import brake_conflicts, solve_all
 
 
-def _check_positive(name, value):
+def _check_positive(name: str, value: float) -> float:
     if not (isinstance(value, (int, float, np.integer, np.floating)) and math.isfinite(value)
             and value > 0):
         raise ValueError(f'{name} must be a positive finite number, got {value!r}')
     return float(value)
 
 
-def validate_params(time_step, neighbor_dist, max_neighbors, time_horizon, time_horizon_obst):
+def validate_params(time_step: float, neighbor_dist: float, max_neighbors: int,
+                    time_horizon: float,
+                    time_horizon_obst: float) -> Tuple[float, float, int, float, float]:
     """
     Check the shared ORCA parameters; raise ValueError naming the bad one.
 
@@ -41,7 +45,7 @@ def validate_params(time_step, neighbor_dist, max_neighbors, time_horizon, time_
     return time_step, neighbor_dist, int(max_neighbors), time_horizon, time_horizon_obst
 
 
-def _check_array(name, value, shape):
+def _check_array(name: str, value: ArrayLike, shape: Tuple[int, ...]) -> np.ndarray:
     arr = np.ascontiguousarray(value, dtype=float)
     if arr.shape != shape:
         raise ValueError(f'{name} must have shape {shape}, got {arr.shape}')
@@ -52,7 +56,8 @@ def _check_array(name, value, shape):
     return arr
 
 
-def agent_neighbors(positions, neighbor_dist, max_neighbors, tree=None):
+def agent_neighbors(positions: np.ndarray, neighbor_dist: float, max_neighbors: int,
+                    tree: Optional[cKDTree] = None) -> np.ndarray:
     """
     For each agent the other agents within ``neighbor_dist``, nearest first.
 
@@ -84,9 +89,12 @@ def _drop_self(idx, max_neighbors):
     return out
 
 
-def compute_velocities(positions, velocities, pref_velocities, radius, max_speed, *,
-                       time_step, neighbor_dist, max_neighbors, time_horizon,
-                       time_horizon_obst, obstacles=None, active=None, collision_guard=False):
+def compute_velocities(positions: ArrayLike, velocities: ArrayLike, pref_velocities: ArrayLike,
+                       radius: ArrayLike, max_speed: ArrayLike, *, time_step: float,
+                       neighbor_dist: float, max_neighbors: int, time_horizon: float,
+                       time_horizon_obst: float, obstacles: Optional[Obstacles] = None,
+                       active: Optional[ArrayLike] = None,
+                       collision_guard: bool = False) -> np.ndarray:
     """
     ORCA velocities for every agent at once (RVO2's ``computeNewVelocity`` for all agents).
 
@@ -156,7 +164,7 @@ def compute_velocities(positions, velocities, pref_velocities, radius, max_speed
     return _enforce_limits(out, max_speed)
 
 
-def _enforce_limits(vel, max_speed):
+def _enforce_limits(vel: np.ndarray, max_speed: np.ndarray) -> np.ndarray:
     """Never return NaN or a speed above the limit (guards against rounding, not a policy)."""
     bad = ~np.all(np.isfinite(vel), axis=1)
     vel[bad] = 0.0
@@ -167,7 +175,7 @@ def _enforce_limits(vel, max_speed):
     return vel
 
 
-def warmup():
+def warmup() -> None:
     """Compile the JIT kernels now (a few seconds once; cached on disk afterwards)."""
     square = [(1.0, 1.0), (2.0, 1.0), (2.0, 2.0), (1.0, 2.0)]
     obstacles = Obstacles.build([square], segments=[[[-2.0, 0.0], [-2.0, 1.0]]])

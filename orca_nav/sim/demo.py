@@ -5,12 +5,15 @@ Run::
 
     python -m orca_nav.demo                                  # circle swap of 10 robots
     orca_nav_demo --scenario blocks --robots 8 --drive differential --out out/blocks.png
+    orca_nav_demo --scenario warehouse --metrics-json out/warehouse.json
 
 It starts the simulator (orca_nav.sim.node) and the orca_nav node (orca_nav.node) as separate
 processes on a private ROS domain with DDS kept on this machine, sends every robot its goal on
 ``/<r>/goal_pose``, prints progress while the fleet drives, stops when every robot is at its
 goal or on the timeout, shuts the processes down, prints a metrics table computed from the
-simulator's ground truth and writes a PNG of the trajectories.
+simulator's ground truth and writes a PNG of the trajectories (with the map and the routes the
+node planned, when it publishes them on ``/<r>/orca_route``). ``--metrics-json`` also writes
+the metrics as JSON.
 
 Exit codes: 0 every robot arrived without a collision; 1 a collision happened (robot-robot or
 robot-obstacle); 2 no collision but not every robot arrived before the timeout; 3 the demo could
@@ -25,327 +28,52 @@ import os
 from pathlib import Path
 import random
 import signal
-import subprocess
 import sys
 import tempfile
 import time
 
 from geometry_msgs.msg import PoseStamped
-from nav_msgs.msg import Odometry
+from nav_msgs.msg import Odometry, Path as PathMsg
 import numpy as np
+from orca_nav.ros.fleet import NODE_NAME
 from orca_nav.ros.messages import make_goal, odometry_to_tuple
-from orca_nav.sim.scenarios import (available_scenarios, CONTACT_TOLERANCE, load_scenario,
-                                    node_parameters, scenario_path, ScenarioError)
+from orca_nav.ros.params import FLEET_BY_NAME
+from orca_nav.sim.metrics import (compute_metrics, format_table, metrics_record,
+                                  write_metrics_json)
+from orca_nav.sim.plot import plot_run
+from orca_nav.sim.processes import (Child, child_commands, child_env, DOMAIN_ID_RANGE,
+                                    GOAL_TOLERANCE, node_params, SAFETY_MARGIN, sim_params,
+                                    write_params)
+from orca_nav.sim.scenarios import (available_scenarios, load_scenario, scenario_path,
+                                    ScenarioError)
 import rclpy
-from rclpy.qos import DurabilityPolicy, QoSProfile
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
 from std_msgs.msg import String
-import yaml
 
 EXIT_OK, EXIT_COLLISION, EXIT_TIMEOUT, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 DEFAULT_SCENARIO = 'circle'
-DOMAIN_ID_RANGE = (100, 199)  # random private domain; the tests use 30..49, the lead 10..29
 STARTUP_TIMEOUT = 90.0   # [s] for both processes to come up (the first JIT compile is slow)
 GOAL_RESEND_PERIOD = 1.0  # [s] goals are resent until the robot moves: discovery loses some
 MOVED_THRESHOLD = 0.05   # [m] a robot this far from its start has acknowledged its goal
 PROGRESS_PERIOD = 2.0    # [s] between progress lines
 GROUND_TRUTH_END_SLACK = 0.5  # [s] the simulator's last sample may precede the demo's end
 GROUND_TRUTH_WAIT = 4.0  # [s] for a running simulator's next ground-truth save (--attach)
-SHUTDOWN_GRACE = 10.0    # [s] a process gets after SIGINT (and again after SIGTERM)
-TICK_STATS_TOPIC = '/orca_nav/tick_stats'  # the node's ~/tick_stats (node name orca_nav)
-STATUS_TOPIC = 'orca_status'  # the node's per-robot status (orca_nav/params.py status_topic)
-GOAL_TOLERANCE = 0.1     # [m] the node stops a robot this close to its goal
-SAFETY_MARGIN = 0.05     # [m] added to the radii the node plans with (latency, odometry lag)
+TICK_STATS_TOPIC = f'/{NODE_NAME}/tick_stats'  # the node's ~/tick_stats
+STATUS_TOPIC = FLEET_BY_NAME['status_topic'].default  # the node's per-robot status (JSON)
+# The node's planned route per robot (nav_msgs/Path, latched); its name if the node has one.
+ROUTE_TOPIC = (FLEET_BY_NAME['route_topic'].default if 'route_topic' in FLEET_BY_NAME
+               else 'orca_route')
 ARRIVAL_SLACK = 0.05     # [m] the demo counts a robot within tolerance + slack as arrived
+LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
-
-# --- metrics (pure numpy) -------------------------------------------------------------------
-
-def compute_metrics(scenario, t, poses, t_goals, goal_tolerance=GOAL_TOLERANCE):
-    """
-    Metrics of one run from ground-truth poses.
-
-    scenario : the Scenario that was run (robots in the order of the poses' second axis)
-    t : (K,) sample times [s]; poses : (K, N, 3) x, y, yaw; t_goals : time the goals were sent
-    Returns a dict (see the keys below); times to goal are measured from t_goals.
-    """
-    t = np.asarray(t, dtype=float)
-    xy = np.asarray(poses, dtype=float)[:, :, :2]
-    k, n = xy.shape[:2]
-    radii, goals = scenario.radii, scenario.goals
-    out = {'robots': n, 'duration': float(t[-1] - t_goals) if k else 0.0}
-
-    # Robot-robot separation at every sample.
-    if n > 1:
-        iu, ju = np.triu_indices(n, 1)
-        dist = np.linalg.norm(xy[:, iu] - xy[:, ju], axis=-1)          # (K, P)
-        limit = radii[iu] + radii[ju]                                    # (P,)
-        step, pair = np.unravel_index(np.argmin(dist - limit), dist.shape)
-        out['min_separation'] = float(dist.min())
-        out['min_clearance'] = float((dist - limit)[step, pair])
-        out['closest'] = {'time': float(t[step] - t_goals), 'step': int(step),
-                          'robots': (int(iu[pair]), int(ju[pair])),
-                          'distance': float(dist[step, pair])}
-        # Robot-robot collisions: pairs that overlap at some sample (a long contact counts once).
-        collided = (dist < limit - CONTACT_TOLERANCE).any(axis=0)
-        out['robot_collisions'] = int(collided.sum())
-        out['colliding_pairs'] = [(scenario.names[iu[p]], scenario.names[ju[p]])
-                                  for p in np.flatnonzero(collided)]
-    else:
-        out.update(min_separation=math.inf, min_clearance=math.inf, closest=None,
-                   robot_collisions=0, colliding_pairs=[])
-
-    # Robot-obstacle clearance.
-    obstacle_clearance = (scenario.obstacle_distance(xy.reshape(-1, 2)).reshape(k, n)
-                          - radii[None, :])
-    out['min_obstacle_clearance'] = float(obstacle_clearance.min()) if k else math.inf
-    hitting = obstacle_clearance < -CONTACT_TOLERANCE
-    out['obstacle_collisions'] = int(hitting.any(axis=0).sum())
-    out['collisions'] = out['robot_collisions'] + out['obstacle_collisions']
-
-    # Arrival, time to goal and path length (from the moment the goals were sent).
-    to_goal = np.linalg.norm(xy - goals[None], axis=-1)                  # (K, N)
-    at_goal = to_goal <= goal_tolerance
-    reached = at_goal & (t >= t_goals)[:, None]
-    first = np.where(reached.any(axis=0), np.argmax(reached, axis=0), -1)
-    out['arrived'] = int((first >= 0).sum())
-    times = np.array([t[f] - t_goals for f in first if f >= 0])
-    out['time_to_goal_mean'] = float(times.mean()) if len(times) else math.nan
-    out['time_to_goal_max'] = float(times.max()) if len(times) else math.nan
-    steps = np.linalg.norm(np.diff(xy, axis=0), axis=-1)                 # (K-1, N)
-    ratios = []
-    for i, robot in enumerate(scenario.robots):
-        if first[i] < 0 or robot.straight_line <= 0.0:
-            continue
-        # Path driven until arrival over the straight line from the start to that point.
-        straight = np.linalg.norm(xy[first[i], i] - xy[0, i])
-        if straight > 0.0:
-            ratios.append(steps[:first[i], i].sum() / straight)
-    out['path_ratio_mean'] = float(np.mean(ratios)) if ratios else math.nan
-    out['path_ratio_max'] = float(np.max(ratios)) if ratios else math.nan
-    return out
-
-
-def format_table(metrics, scenario, drive, tick=None):
-    """Return the metrics as an aligned two-column text table."""
-    def f(value, unit='', digits=2):
-        if value is None or (isinstance(value, float) and not math.isfinite(value)):
-            return 'n/a'
-        return f'{value:.{digits}f}{unit}'
-
-    limit = 2.0 * float(scenario.radii.min())
-    closest = metrics.get('closest')
-    pair = ''
-    if closest:
-        a, b = closest['robots']
-        pair = f'  ({scenario.names[a]} - {scenario.names[b]} at {closest["time"]:.1f} s)'
-    rows = [
-        ('scenario', f'{scenario.name}, {metrics["robots"]} robots, {drive}'),
-        ('arrived', f'{metrics["arrived"]}/{metrics["robots"]}'),
-        ('collisions', f'{metrics["collisions"]} (robot-robot {metrics["robot_collisions"]}, '
-                       f'robot-obstacle {metrics["obstacle_collisions"]})'),
-        ('min separation', f'{f(metrics["min_separation"], " m", 3)} centre to centre '
-                           f'(contact at {limit:.3f} m)'),
-        ('min clearance', f'{f(metrics["min_clearance"], " m", 3)} between discs{pair}'),
-        ('min obstacle clearance', f(metrics['min_obstacle_clearance'], ' m', 3)),
-        ('time to goal mean / max', f'{f(metrics["time_to_goal_mean"], " s", 1)} / '
-                                    f'{f(metrics["time_to_goal_max"], " s", 1)}'),
-        ('path / straight line', f'{f(metrics["path_ratio_mean"], "", 3)} mean, '
-                                 f'{f(metrics["path_ratio_max"], "", 3)} max'),
-        ('node tick p50 / p99', (f'{f(tick[0], " ms")} / {f(tick[1], " ms")}' if tick
-                                 else 'n/a (the node published no tick statistics)')),
-        ('run time', f(metrics['duration'], ' s', 1)),
-    ]
-    width = max(len(r[0]) for r in rows)
-    line = '-' * (width + 3 + max(len(r[1]) for r in rows))
-    return '\n'.join([line] + [f'{k:<{width}} | {v}' for k, v in rows] + [line])
-
-
-# --- picture --------------------------------------------------------------------------------
-
-def plot_run(scenario, poses, metrics, out_path, title=''):
-    """Write a PNG of the run: obstacles, paths per robot, starts, goals, closest approach."""
-    import matplotlib
-    matplotlib.use('Agg')
-    from matplotlib import pyplot as plt
-    from matplotlib.patches import Circle, Polygon
-
-    xy = np.asarray(poses, dtype=float)[:, :, :2]
-    n = xy.shape[1]
-    fig, ax = plt.subplots(figsize=(7.0, 7.0), dpi=100)
-    for poly in scenario.polygons:
-        ax.add_patch(Polygon(poly, closed=True, facecolor='0.75', edgecolor='0.3', zorder=1))
-    for seg in scenario.segments:
-        ax.plot(seg[:, 0], seg[:, 1], color='0.3', lw=3, solid_capstyle='round', zorder=1)
-    cmap = plt.get_cmap('tab10' if n <= 10 else 'tab20' if n <= 20 else 'turbo')
-    for i, robot in enumerate(scenario.robots):
-        color = cmap(i % cmap.N if n <= 20 else i / (n - 1))
-        ax.plot(xy[:, i, 0], xy[:, i, 1], color=color, lw=1.4, zorder=3)
-        ax.add_patch(Circle(robot.start[:2], robot.radius, fill=False, edgecolor=color,
-                            lw=1.2, zorder=4))
-        ax.plot(*robot.goal, marker='x', color=color, ms=8, mew=2, zorder=4)
-        ax.add_patch(Circle(xy[-1, i], robot.radius, color=color, alpha=0.35, zorder=2))
-    closest = metrics.get('closest')
-    if closest:
-        a, b = closest['robots']
-        pa, pb = xy[closest['step'], a], xy[closest['step'], b]
-        for i, p in ((a, pa), (b, pb)):
-            ax.add_patch(Circle(p, scenario.robots[i].radius, fill=False, edgecolor='red',
-                                lw=1.8, zorder=5))
-        ax.plot([pa[0], pb[0]], [pa[1], pb[1]], color='red', lw=1.5, zorder=5)
-        mid = 0.5 * (pa + pb)
-        ax.annotate(f'closest approach {closest["distance"]:.2f} m\n'
-                    f'{scenario.names[a]} - {scenario.names[b]}, t = {closest["time"]:.1f} s',
-                    xy=mid, xytext=(0.02, 0.02), textcoords='axes fraction', color='red',
-                    fontsize=9, arrowprops={'arrowstyle': '->', 'color': 'red', 'lw': 1.0},
-                    bbox={'boxstyle': 'round', 'fc': 'white', 'ec': 'red', 'alpha': 0.85},
-                    zorder=6)
-    from matplotlib.lines import Line2D
-    key = [Line2D([], [], ls='', marker='o', mfc='none', mec='0.3', ms=8, label='start'),
-           Line2D([], [], ls='', marker='x', mec='0.3', ms=7, mew=2, label='goal'),
-           Line2D([], [], ls='', marker='o', mfc='0.6', mec='none', ms=8, label='end')]
-    if closest:
-        key.append(Line2D([], [], color='red', marker='o', mfc='none', label='closest approach'))
-    ax.legend(handles=key, loc='upper right', fontsize=8, framealpha=0.85)
-    # The arena and everything the robots did, with a margin.
-    pad = max(0.5, 2.0 * float(scenario.radii.max()))
-    lo, hi = np.nanmin(xy.reshape(-1, 2), axis=0) - pad, np.nanmax(xy.reshape(-1, 2), axis=0) + pad
-    if scenario.arena is not None:
-        lo, hi = np.minimum(lo, scenario.arena[:2]), np.maximum(hi, scenario.arena[2:])
-    ax.set_xlim(lo[0], hi[0])
-    ax.set_ylim(lo[1], hi[1])
-    ax.set_aspect('equal')
-    ax.set_xlabel('x [m]')
-    ax.set_ylabel('y [m]')
-    ax.grid(True, color='0.9', zorder=0)
-    ax.set_title(title, fontsize=10)
-    out_path = Path(out_path)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(out_path)
-    plt.close(fig)
-    return out_path
-
-
-# --- processes ------------------------------------------------------------------------------
-
-class Child:
-    """A child process whose output goes to a log file; stopped with SIGINT, SIGTERM, SIGKILL."""
-
-    def __init__(self, name, cmd, env, log_dir):
-        """Start `cmd` with `env`, logging to <log_dir>/<name>.log."""
-        self.name = name
-        self.log_path = Path(log_dir) / f'{name}.log'
-        self.log = open(self.log_path, 'wb')
-        self.proc = subprocess.Popen(cmd, env=env, stdout=self.log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL)
-
-    def alive(self):
-        """Whether the process is still running."""
-        return self.proc.poll() is None
-
-    def stop(self):
-        """SIGINT, wait, then SIGTERM, wait, then SIGKILL. Returns the exit code."""
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            if not self.alive():
-                break
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(SHUTDOWN_GRACE)
-            except subprocess.TimeoutExpired:
-                continue
-        if self.alive():
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
-        return self.proc.returncode
-
-    def tail(self, lines=15):
-        """Return the last lines of the process's output."""
-        try:
-            text = self.log_path.read_text(errors='replace').splitlines()
-        except OSError:
-            return ''
-        return '\n'.join(f'    {line}' for line in text[-lines:])
-
-
-def child_env(domain_id):
-    """Environment of the children: our own, DDS on loopback, the demo's domain, importable."""
-    env = dict(os.environ)
-    env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-    env['ROS_DOMAIN_ID'] = str(domain_id)
-    package_root = str(Path(__file__).resolve().parent.parent)
-    env['PYTHONPATH'] = os.pathsep.join(
-        [package_root] + [p for p in env.get('PYTHONPATH', '').split(os.pathsep) if p])
-    env.setdefault('PYTHONUNBUFFERED', '1')
-    return env
-
-
-def write_params(path, params):
-    """Write a ROS 2 parameter file that applies `params` to every node of the process."""
-    Path(path).write_text(yaml.safe_dump({'/**': {'ros__parameters': params}},
-                                         default_flow_style=None, sort_keys=False))
-    return path
-
-
-def sim_params(scenario_path, scenario, drive, trajectory_file, seed=0, scan_noise=0.0):
-    """Parameters of the simulator for this run (drive None = as in the scenario file)."""
-    return {'scenario': str(scenario_path), 'robots': len(scenario.robots),
-            'drive': drive or '', 'trajectory_file': str(trajectory_file), 'seed': int(seed),
-            'scan_noise': float(scan_noise)}
-
-
-def node_params(scenario, goal_tolerance=GOAL_TOLERANCE, safety_margin=SAFETY_MARGIN):
-    """
-    Parameters of the orca_nav node for this run (names as in orca_nav/params.py).
-
-    The fleet values are the first robot's; every robot also gets its own overrides, so mixed
-    fleets work. The node plans with each radius grown by safety_margin [m] (odometry and
-    command latency); collisions are judged on the true radii. Obstacles are learned from the
-    scans (scan_enabled), never from the scenario.
-    """
-    lists = node_parameters(scenario)
-    lists['radius'] = [r + float(safety_margin) for r in lists['radius']]
-    params = {'robots': lists['robots'], 'drive': lists['drive'][0],
-              'radius': lists['radius'][0], 'max_speed': lists['max_speed'][0],
-              'max_angular_speed': lists['max_angular_speed'][0],
-              'goal_tolerance': float(goal_tolerance), 'scan_enabled': True}
-    for i, name in enumerate(lists['robots']):
-        params[name] = {key: lists[key][i]
-                        for key in ('radius', 'max_speed', 'max_angular_speed', 'drive')}
-    return params
-
-
-def launch_plan(scenario_name, robots=None, drive=None, goal_tolerance=GOAL_TOLERANCE,
-                safety_margin=SAFETY_MARGIN, ground_truth=''):
-    """
-    Everything sim_demo.launch.py starts, as plain data.
-
-    Returns a dict: scenario (the Scenario), sim (simulator parameters), node (orca_nav node
-    parameters) and demo_args (arguments of ``orca_nav_demo --attach``, which sends the goals,
-    follows the fleet and reports).
-    """
-    path = scenario_path(scenario_name)
-    scenario = load_scenario(path, robots=robots, drive=drive)
-    sim = sim_params(path, scenario, drive, ground_truth)
-    demo_args = ['--attach', '--scenario', str(path), '--robots', str(len(scenario.robots)),
-                 '--goal-tolerance', str(goal_tolerance)]
-    if drive:
-        demo_args += ['--drive', drive]
-    if ground_truth:
-        demo_args += ['--ground-truth', str(ground_truth)]
-    return {'scenario': scenario, 'sim': sim,
-            'node': node_params(scenario, goal_tolerance, safety_margin),
-            'demo_args': demo_args}
-
-
-# --- the run --------------------------------------------------------------------------------
 
 class Monitor:
     """The demo's own ROS node: follows odometry, sends goals, keeps live statistics."""
 
     def __init__(self, scenario, goal_tolerance):
-        """Subscribe to every robot's odom and advertise its goal_pose."""
+        """Subscribe to every robot's odom, status and route; advertise its goal_pose."""
         self.scenario = scenario
         self.goal_tolerance = goal_tolerance
         self.node = rclpy.create_node('orca_nav_demo')
@@ -356,17 +84,20 @@ class Monitor:
         self.history_t, self.history = [], []     # wall time, (N, 3) snapshots
         self.acknowledged = np.zeros(n, bool)
         self.min_separation = math.inf
+        self.routes = {}                          # robot name -> (P, 2) last planned route
         self.goal_pubs = []
-        # The node's latched per-robot status (JSON) tells when it has taken the goal.
-        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         for i, robot in enumerate(scenario.robots):
             self.node.create_subscription(Odometry, f'/{robot.name}/odom',
                                           lambda msg, i=i: self._on_odom(i, msg),
                                           QoSProfile(depth=10))
             self.goal_pubs.append(self.node.create_publisher(
                 PoseStamped, f'/{robot.name}/goal_pose', QoSProfile(depth=10)))
+            # The node's latched per-robot status (JSON) tells when it has taken the goal.
             self.node.create_subscription(String, f'/{robot.name}/{STATUS_TOPIC}',
-                                          lambda msg, i=i: self._on_status(i, msg), latched)
+                                          lambda msg, i=i: self._on_status(i, msg), LATCHED)
+            self.node.create_subscription(PathMsg, f'/{robot.name}/{ROUTE_TOPIC}',
+                                          lambda msg, name=robot.name: self._on_route(name, msg),
+                                          LATCHED)
         # The node's tick statistics (JSON, about once a second).
         self.tick_stats = None
         self.tick_samples = []
@@ -402,6 +133,12 @@ class Monitor:
             return
         if goal is not None and np.allclose(goal, self.scenario.goals[i], atol=1e-3):
             self.acknowledged[i] = True
+
+    def _on_route(self, name, msg):
+        points = [(p.pose.position.x, p.pose.position.y) for p in msg.poses]
+        route = np.array(points, dtype=float).reshape(-1, 2)
+        if np.all(np.isfinite(route)):
+            self.routes[name] = route
 
     def _on_odom(self, i, msg):
         values = odometry_to_tuple(msg)
@@ -497,6 +234,8 @@ def parse_args(argv=None):
                         help='seconds from the goals to giving up (default: the scenario timeout)')
     parser.add_argument('--out', default=None,
                         help='PNG to write (default: out/demo_<scenario>.png)')
+    parser.add_argument('--metrics-json', default=None, metavar='FILE',
+                        help='also write the metrics of the run (and its exit code) as JSON')
     parser.add_argument('--domain-id', type=int, default=None,
                         help=f'ROS_DOMAIN_ID of the run (default: random in '
                              f'{DOMAIN_ID_RANGE[0]}..{DOMAIN_ID_RANGE[1]})')
@@ -533,16 +272,40 @@ def parse_args(argv=None):
     return args
 
 
+def _start_children(args, path, scenario, drive):
+    """Start the simulator and the node on a private domain; return (children, work, files)."""
+    domain_id = (args.domain_id if args.domain_id is not None
+                 else random.randint(*DOMAIN_ID_RANGE))
+    # DDS stays on loopback, for this process (the monitor) and for the children.
+    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    os.environ['ROS_DOMAIN_ID'] = str(domain_id)
+    env = child_env(domain_id)
+    work = Path(tempfile.mkdtemp(prefix='orca_nav_demo_'))
+    truth_path = work / 'ground_truth.npz'
+    sim_file = write_params(work / 'sim.yaml',
+                            sim_params(path, scenario, args.drive, truth_path, args.seed,
+                                       args.scan_noise))
+    node_file = write_params(work / 'orca_nav.yaml',
+                             node_params(scenario, args.goal_tolerance, args.safety_margin))
+    print(f'orca_nav demo: scenario {scenario.name!r} ({scenario.description}) with '
+          f'{len(scenario.robots)} {drive} robots; ROS_DOMAIN_ID={domain_id}, DDS on '
+          f'localhost; logs in {work}', flush=True)
+    children = [Child(name, cmd, env, work) for name, cmd in child_commands(sim_file, node_file)]
+    return children, work, [truth_path, sim_file, node_file]
+
+
 def run(args):
-    """Run one demo; return its exit code."""
+    """Run one demo; return its exit code (and write --metrics-json if asked)."""
     try:
         path = scenario_path(args.scenario)
         scenario = load_scenario(path, robots=args.robots, drive=args.drive)
     except ScenarioError as exc:
         print(f'orca_nav_demo: {exc}', file=sys.stderr)
+        if args.metrics_json:
+            write_metrics_json(args.metrics_json, {'scenario': str(args.scenario),
+                                                   'exit_code': EXIT_ERROR, 'error': str(exc)})
         return EXIT_ERROR
     drive = '/'.join(sorted({r.drive for r in scenario.robots}))
-    timeout = args.timeout or scenario.timeout
     out = Path(args.out or f'out/demo_{scenario.name}.png')
     work, files = None, []
     if args.attach:
@@ -554,30 +317,8 @@ def run(args):
               f'{len(scenario.robots)} {drive} robots on '
               f'ROS_DOMAIN_ID={os.environ.get("ROS_DOMAIN_ID", "0")}', flush=True)
     else:
-        domain_id = (args.domain_id if args.domain_id is not None
-                     else random.randint(*DOMAIN_ID_RANGE))
-        # DDS stays on loopback, for this process (the monitor) and for the children.
-        os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-        os.environ['ROS_DOMAIN_ID'] = str(domain_id)
-        env = child_env(domain_id)
-        work = Path(tempfile.mkdtemp(prefix='orca_nav_demo_'))
-        truth_path = work / 'ground_truth.npz'
-        sim_file = write_params(work / 'sim.yaml',
-                                sim_params(path, scenario, args.drive, truth_path,
-                                           args.seed, args.scan_noise))
-        node_file = write_params(work / 'orca_nav.yaml',
-                                 node_params(scenario, args.goal_tolerance,
-                                             args.safety_margin))
-        files = [truth_path, sim_file, node_file]
-        print(f'orca_nav demo: scenario {scenario.name!r} ({scenario.description}) with '
-              f'{len(scenario.robots)} {drive} robots; ROS_DOMAIN_ID={domain_id}, DDS on '
-              f'localhost; logs in {work}', flush=True)
-        children = [
-            Child('simulator', [sys.executable, '-m', 'orca_nav.sim.node', '--ros-args',
-                                '--params-file', str(sim_file)], env, work),
-            Child('orca_nav_node', [sys.executable, '-m', 'orca_nav.node', '--ros-args',
-                                    '--params-file', str(node_file)], env, work),
-        ]
+        children, work, files = _start_children(args, path, scenario, drive)
+        truth_path = files[0]
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     arrival = args.goal_tolerance + ARRIVAL_SLACK
     monitor = Monitor(scenario, arrival)
@@ -587,8 +328,8 @@ def run(args):
     previous = {sig: signal.signal(sig, lambda signum, frame: interrupted.append(signum))
                 for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        status, failure, t_goals = _drive_run(monitor, children, timeout, args.quiet,
-                                              interrupted)
+        status, failure, t_goals = _drive_run(monitor, children, args.timeout or scenario.timeout,
+                                              args.quiet, interrupted)
     finally:
         t_end = time.time()
         monitor.destroy()
@@ -603,28 +344,10 @@ def run(args):
         for c in children:
             print(f'  {c.name} (exit code {codes[c.name]}), last lines of {c.log_path}:\n'
                   f'{c.tail()}', file=sys.stderr)
-    if t_goals is None:
-        return status if status is not None else EXIT_ERROR
-
-    wall, poses, source = load_ground_truth(
-        truth_path, monitor, t_goals, t_end,
-        wait=GROUND_TRUTH_WAIT if args.attach else 0.0)
-    if poses is None:
-        print('orca_nav_demo: no trajectory was recorded', file=sys.stderr)
-        return EXIT_ERROR
-    metrics = compute_metrics(scenario, wall, poses, t_goals, arrival)
-    tick = monitor.tick_percentiles()
-    print(f'\nmetrics (from the {source}):')
-    print(format_table(metrics, scenario, drive, tick), flush=True)
-    title = (f'{scenario.name}: {len(scenario.robots)} {drive} robots, arrived '
-             f'{metrics["arrived"]}/{metrics["robots"]}, collisions {metrics["collisions"]}, '
-             f'min separation {metrics["min_separation"]:.2f} m')
-    print(f'trajectories: {plot_run(scenario, poses, metrics, out, title)}')
-    if status is None:
-        status = (EXIT_COLLISION if metrics['collisions'] else
-                  EXIT_OK if metrics['arrived'] == metrics['robots'] else EXIT_TIMEOUT)
-    elif metrics['collisions']:
-        status = EXIT_COLLISION
+    status, record = _report(args, scenario, drive, monitor, out, status, failure, t_goals,
+                             truth_path, t_end)
+    if args.metrics_json:
+        print(f'metrics JSON: {write_metrics_json(args.metrics_json, record)}', flush=True)
     if not failure and work is not None:
         for f in files + [c.log_path for c in children]:
             f.unlink(missing_ok=True)
@@ -633,6 +356,33 @@ def run(args):
         except OSError:
             pass
     return status
+
+
+def _report(args, scenario, drive, monitor, out, status, failure, t_goals, truth_path, t_end):
+    """Metrics table, picture and final status of a run; returns (status, JSON record)."""
+    if t_goals is None:
+        status = status if status is not None else EXIT_ERROR
+        return status, metrics_record(scenario, drive, status, error=failure or 'no goals sent')
+    wall, poses, source = load_ground_truth(
+        truth_path, monitor, t_goals, t_end, wait=GROUND_TRUTH_WAIT if args.attach else 0.0)
+    if poses is None:
+        print('orca_nav_demo: no trajectory was recorded', file=sys.stderr)
+        return EXIT_ERROR, metrics_record(scenario, drive, EXIT_ERROR,
+                                          error='no trajectory was recorded')
+    metrics = compute_metrics(scenario, wall, poses, t_goals, args.goal_tolerance + ARRIVAL_SLACK)
+    tick = monitor.tick_percentiles()
+    print(f'\nmetrics (from the {source}):')
+    print(format_table(metrics, scenario, drive, tick), flush=True)
+    title = (f'{scenario.name}: {len(scenario.robots)} {drive} robots, arrived '
+             f'{metrics["arrived"]}/{metrics["robots"]}, collisions {metrics["collisions"]}, '
+             f'min separation {metrics["min_separation"]:.2f} m')
+    print(f'trajectories: {plot_run(scenario, poses, metrics, out, title, monitor.routes)}')
+    if status is None:
+        status = (EXIT_COLLISION if metrics['collisions'] else
+                  EXIT_OK if metrics['arrived'] == metrics['robots'] else EXIT_TIMEOUT)
+    elif metrics['collisions']:
+        status = EXIT_COLLISION
+    return status, metrics_record(scenario, drive, status, metrics, tick, source, failure)
 
 
 def _drive_run(monitor, children, timeout, quiet, interrupted):

@@ -18,25 +18,37 @@ Topics, for each robot ``r`` of the scenario:
 - publishes ``/<r>/odom`` (nav_msgs/Odometry): frame ``map`` -> ``<r>/base_link``, pose in the
   global frame, twist in the body frame. Noise-free: it is the ground truth.
 - publishes ``/<r>/scan`` (sensor_msgs/LaserScan, sensor-data QoS) in ``<r>/base_link``: a
-  360 degree scan from the robot's centre against the static obstacles and the other robots'
-  discs; +inf where nothing is within range (REP 117).
+  360 degree scan from the robot's centre against the static obstacles (polygons, walls and the
+  outlines of the occupied cells of the scenario's map) and the other robots' discs; +inf where
+  nothing is within range (REP 117).
+
+And once for the world (publish_map):
+
+- publishes ``/map`` (nav_msgs/OccupancyGrid, frame ``map``, reliable + transient local, so a
+  late subscriber gets it): the scenario's map file, or its obstacles rasterized at
+  map_resolution (orca_nav.sim.maps.scenario_grid). Published at start and again on request.
+- serves ``~/get_map`` (nav_msgs/srv/GetMap): returns the map and publishes it again.
 """
 
+import array
 import math
 import os
 import time
 
 from geometry_msgs.msg import Twist, TwistStamped
-from nav_msgs.msg import Odometry
+from nav_msgs.msg import OccupancyGrid, Odometry
+from nav_msgs.srv import GetMap
 import numpy as np
 from orca_nav.core.raycast import cast_rays
 from orca_nav.ros.messages import quaternion_from_yaw
+from orca_nav.sim.maps import scenario_grid
 from orca_nav.sim.scenarios import load_scenario, ScenarioError
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 import rclpy
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
-from rclpy.qos import qos_profile_sensor_data, QoSProfile
+from rclpy.qos import (DurabilityPolicy, HistoryPolicy, qos_profile_sensor_data, QoSProfile,
+                       ReliabilityPolicy)
 from rclpy.time import Time
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import LaserScan
@@ -44,6 +56,11 @@ from sensor_msgs.msg import LaserScan
 MAX_STEP_FACTOR = 5.0  # a late timer integrates at most this many nominal steps at once
 TRAJECTORY_SAVE_PERIOD = 2.0  # [s] wall time between ground-truth snapshots on disk
 TRAJECTORY_MAX_SAMPLES = 180000  # an hour at 50 Hz: a simulator left running stops recording
+MAP_TOPIC = '/map'
+# As map_server: reliable and transient local, so a subscriber that comes late gets the map.
+MAP_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
+                     reliability=ReliabilityPolicy.RELIABLE,
+                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 PARAMETERS = (
     # name, default, description, (min, max) or None
@@ -67,6 +84,9 @@ PARAMETERS = (
     ('publish_clock', False, 'Publish /clock (sim time) and stamp messages with it', None),
     ('trajectory_file', '', 'Write the ground truth (poses at every step) to this .npz file; '
      'empty = do not record', None),
+    ('publish_map', True, 'Publish the world as nav_msgs/OccupancyGrid on /map (latched)', None),
+    ('map_resolution', 0.05, 'Cell size [m] of the /map of a scenario without a map file',
+     (0.005, 10.0)),
 )
 
 
@@ -158,6 +178,12 @@ class SimNode(Node):
         self.create_timer(1.0 / p['scan_rate'], self._publish_scans)
         if p['trajectory_file']:
             self.create_timer(TRAJECTORY_SAVE_PERIOD, self.save_trajectory)
+        self.map_msg, self.map_pub = None, None
+        if p['publish_map']:
+            self.map_msg = self.make_map()
+            self.map_pub = self.create_publisher(OccupancyGrid, MAP_TOPIC, MAP_QOS)
+            self.create_service(GetMap, '~/get_map', self._on_get_map)
+            self.publish_map()
         self.get_logger().info(
             f'simulating {n} robots of scenario {self.scenario.name!r} '
             f'({", ".join(sorted({r.drive for r in self.robots}))}) at {p["sim_rate"]:g} Hz; '
@@ -219,6 +245,36 @@ class SimNode(Node):
             return Time(seconds=sec, nanoseconds=int((self.sim_time - sec) * 1e9),
                         clock_type=self.get_clock().clock_type).to_msg()
         return self.get_clock().now().to_msg()
+
+    # --- map ------------------------------------------------------------------------------
+
+    def make_map(self):
+        """Return the world as a nav_msgs/OccupancyGrid in frame ``map`` (see scenario_grid)."""
+        data, width, height, resolution, origin = scenario_grid(
+            self.scenario, self.params['map_resolution'])
+        msg = OccupancyGrid()
+        msg.header.frame_id = 'map'
+        msg.info.resolution = float(resolution)
+        msg.info.width, msg.info.height = int(width), int(height)
+        msg.info.origin.position.x, msg.info.origin.position.y = map(float, origin[:2])
+        q = msg.info.origin.orientation
+        q.x, q.y, q.z, q.w = quaternion_from_yaw(float(origin[2]))
+        msg.data = array.array('b', np.asarray(data, dtype=np.int8).tobytes())
+        return msg
+
+    def publish_map(self):
+        """Publish the map on /map (stamped now) if publish_map is set."""
+        if self.map_pub is None:
+            return
+        stamp = self._stamp()
+        self.map_msg.header.stamp = stamp
+        self.map_msg.info.map_load_time = stamp
+        self.map_pub.publish(self.map_msg)
+
+    def _on_get_map(self, request, response):
+        self.publish_map()
+        response.map = self.map_msg
+        return response
 
     # --- sensors --------------------------------------------------------------------------
 

@@ -28,7 +28,13 @@ File format (every key optional unless noted)::
     obstacles:
       polygons: [[[x, y], ...]]    # counter-clockwise, >= 3 vertices
       segments: [[[x, y], [x, y]]] # walls, solid from both sides
-    arena: [xmin, ymin, xmax, ymax] # plot extent; the random generator samples inside it
+    arena: [xmin, ymin, xmax, ymax] # plot and /map extent; the random generator samples in it
+    map: rooms.yaml                # a map_server map (path relative to this file): its
+                                   # occupied cells are walls too
+
+A scenario with a ``map`` is simulated against the map's occupied cells (the scans see the
+outlines of the occupied cells, orca_nav.core.grid.GridMap.wall_segments, and the demo's obstacle
+clearance is the distance to the nearest occupied cell) as well as its polygons and segments.
 """
 
 from dataclasses import dataclass, field, replace
@@ -45,7 +51,7 @@ import yaml
 DRIVES = ('holonomic', 'differential')
 
 TOP_KEYS = ('description', 'timeout', 'robot_defaults', 'robots', 'generator', 'obstacles',
-            'arena')
+            'arena', 'map')
 ROBOT_KEYS = ('name', 'start', 'goal', 'radius', 'max_speed', 'max_angular_speed', 'drive')
 DEFAULT_KEYS = ('radius', 'max_speed', 'max_angular_speed', 'drive')
 OBSTACLE_KEYS = ('polygons', 'segments')
@@ -103,6 +109,7 @@ class Scenario:
     polygons : list of (K, 2) float arrays, counter-clockwise
     segments : (M, 2, 2) float array of free walls
     arena : (xmin, ymin, xmax, ymax) or None
+    map_file : path of a map_server YAML whose occupied cells are walls too, or None
     """
 
     name: str
@@ -112,6 +119,8 @@ class Scenario:
     arena: tuple = None
     timeout: float = 60.0
     description: str = ''
+    map_file: Path = None
+    _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def names(self):
@@ -133,25 +142,89 @@ class Scenario:
         """(N, 2) goal positions."""
         return np.array([r.goal for r in self.robots], dtype=float).reshape(-1, 2)
 
-    def obstacle_segments(self):
-        """Return every polygon edge and free wall as an (M, 2, 2) array (for ray casting)."""
+    def occupancy(self):
+        """
+        Return the scenario's map file as an occupancy grid, or None without a map (cached).
+
+        Returns (data int8 (H*W,), width, height, resolution, (x, y, yaw) origin), values
+        100 / 0 / -1 as map_server publishes them (see orca_nav.sim.maps.load_map_yaml).
+        """
+        if self.map_file is None:
+            return None
+        if 'occupancy' not in self._cache:
+            from orca_nav.sim.maps import load_map_yaml, MapFileError
+            try:
+                self._cache['occupancy'] = load_map_yaml(self.map_file)
+            except MapFileError as exc:
+                raise ScenarioError(str(exc)) from None
+        return self._cache['occupancy']
+
+    def grid_map(self):
+        """
+        Return the map file as an orca_nav.core.grid.GridMap (walls = occupied cells), or None.
+
+        Unknown cells are free here: in the simulated world only occupied cells are solid.
+        """
+        occupancy = self.occupancy()
+        if occupancy is None:
+            return None
+        if 'grid' not in self._cache:
+            from orca_nav.core.grid import GridMap, MapError
+            data, width, height, resolution, origin = occupancy
+            try:
+                self._cache['grid'] = GridMap.from_occupancy(
+                    data, width, height, resolution, origin, unknown_is_free=True)
+            except MapError as exc:
+                raise ScenarioError(f'{self.map_file}: {exc}') from None
+        return self._cache['grid']
+
+    def shape_segments(self):
+        """Every polygon edge and free wall of the file's obstacles as an (M, 2, 2) array."""
         return np.concatenate([self.segments.reshape(-1, 2, 2),
                                polygon_edges(self.polygons)], axis=0).astype(float)
+
+    def obstacle_segments(self):
+        """
+        Every static wall as an (M, 2, 2) array (for ray casting).
+
+        The polygon edges, the free walls and the outlines of the map's occupied cells.
+        """
+        segments = self.shape_segments()
+        grid = self.grid_map()
+        if grid is not None:
+            segments = np.concatenate([segments, grid.wall_segments()], axis=0)
+        return segments
+
+    def shape_distance(self, points):
+        """
+        Signed distance from each point to the nearest polygon or free wall (not the map).
+
+        points : (P, 2) array [m]
+        Returns (P,) [m]: negative inside a polygon, inf when there are none.
+        """
+        points = np.asarray(points, dtype=float).reshape(-1, 2)
+        segs = self.shape_segments()
+        if len(segs) == 0:
+            return np.full(len(points), np.inf)
+        dist = np.concatenate([point_segment_distance(chunk, segs).min(axis=1)
+                               for chunk in np.array_split(points, 1 + len(points) // 4096)])
+        for poly in self.polygons:
+            dist = np.where(points_in_polygon(points, poly), -dist, dist)
+        return dist
 
     def obstacle_distance(self, points):
         """
         Signed distance from each point to the nearest static obstacle.
 
         points : (P, 2) array [m]
-        Returns (P,) [m]: negative inside a polygon, inf when the world has no obstacles.
+        Returns (P,) [m]: negative inside a polygon, 0 in an occupied map cell (the distance
+        to a map cell is exact to about one cell), inf when the world has no obstacles.
         """
-        points = np.asarray(points, dtype=float).reshape(-1, 2)
-        segs = self.obstacle_segments()
-        if len(segs) == 0:
-            return np.full(len(points), np.inf)
-        dist = point_segment_distance(points, segs).min(axis=1)
-        for poly in self.polygons:
-            dist = np.where(points_in_polygon(points, poly), -dist, dist)
+        dist = self.shape_distance(points)
+        grid = self.grid_map()
+        if grid is not None and len(dist):
+            dist = np.minimum(dist, grid.distance_to_obstacle(
+                np.asarray(points, dtype=float).reshape(-1, 2)))
         return dist
 
     def with_drive(self, drive):
@@ -246,11 +319,17 @@ def load_scenario(name_or_path, robots=None, drive=None):
     except yaml.YAMLError as exc:
         raise ScenarioError(f'{path}: invalid YAML: {exc}') from None
     return scenario_from_dict(data, name=path.stem, robots=robots, drive=drive,
-                              source=str(path))
+                              source=str(path), base_dir=path.parent)
 
 
-def scenario_from_dict(data, name='scenario', robots=None, drive=None, source=None):
-    """Build a validated Scenario from a parsed YAML mapping (see load_scenario)."""
+def scenario_from_dict(data, name='scenario', robots=None, drive=None, source=None,
+                       base_dir=None):
+    """
+    Build a validated Scenario from a parsed YAML mapping (see load_scenario).
+
+    base_dir : directory a relative ``map`` path is resolved against (default: the working
+        directory)
+    """
     where = source or name
     if not isinstance(data, dict):
         raise ScenarioError(f'{where}: expected a mapping at the top level')
@@ -276,7 +355,9 @@ def scenario_from_dict(data, name='scenario', robots=None, drive=None, source=No
         raise ScenarioError(f'{where}: timeout must be positive, got {timeout}')
     scenario = Scenario(name=name, robots=[], polygons=polygons, segments=segments,
                         arena=arena, timeout=timeout,
-                        description=str(data.get('description', '')).strip())
+                        description=str(data.get('description', '')).strip(),
+                        map_file=_map_file(data.get('map'), base_dir, where))
+    scenario.occupancy()  # a map that cannot be read fails here, with its reason
 
     if 'generator' in data:
         spec = dict(data['generator'] or {})
@@ -328,6 +409,22 @@ def validate(scenario, where=None):
         if clearance[k] < 0.0:
             raise ScenarioError(f'{where}: robot {names[k]} overlaps an obstacle at its '
                                 f'{label} {tuple(np.round(pts[k], 3))}')
+        _check_on_map(scenario, pts, label, where)
+
+
+def _check_on_map(scenario, points, label, where):
+    """Refuse starts or goals off the scenario's map or in its unknown cells."""
+    grid = scenario.grid_map()
+    if grid is None:
+        return
+    cells = grid.world_to_cell(points)
+    inside = grid.inside(points)
+    for k in range(len(points)):
+        if not inside[k] or grid.unknown[cells[k, 1], cells[k, 0]]:
+            where_on = 'off the map' if not inside[k] else 'in an unknown cell of the map'
+            raise ScenarioError(f'{where}: robot {scenario.names[k]} has its {label} '
+                                f'{tuple(np.round(points[k], 3))} {where_on} '
+                                f'{scenario.map_file}')
 
 
 def node_parameters(scenario):
@@ -415,6 +512,19 @@ def _parse_robot(entry, index, defaults, where):
     params.update({k: v for k, v in entry.items() if k in DEFAULT_KEYS})
     return _make_robot(entry.get('name', f'robot{index}'), entry['start'], entry['goal'],
                        params, here)
+
+
+def _map_file(value, base_dir, where):
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ScenarioError(f'{where}: map must be the path of a map YAML file, got {value!r}')
+    path = Path(os.path.expanduser(value))
+    if not path.is_absolute():
+        path = (Path(base_dir or Path.cwd()) / path).resolve()
+    if not path.is_file():
+        raise ScenarioError(f'{where}: map file not found: {path}')
+    return path
 
 
 def _parse_obstacles(obstacles, where):

@@ -1,0 +1,173 @@
+"""
+Metrics of one demo run from ground-truth poses, as a dict, a text table and JSON (numpy only).
+
+``compute_metrics`` judges a run on the true robot radii and the scenario's static obstacles
+(polygons, walls and the occupied cells of its map); ``format_table`` prints it and
+``metrics_record`` turns it into plain JSON-able values for ``--metrics-json``.
+"""
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+from orca_nav.ros.params import FLEET_BY_NAME
+from orca_nav.sim.scenarios import CONTACT_TOLERANCE
+
+# [m] the node stops a robot this close to its goal: the node's own default.
+GOAL_TOLERANCE = float(FLEET_BY_NAME['goal_tolerance'].default)
+
+
+def compute_metrics(scenario, t, poses, t_goals, goal_tolerance=GOAL_TOLERANCE):
+    """
+    Metrics of one run from ground-truth poses.
+
+    scenario : the Scenario that was run (robots in the order of the poses' second axis)
+    t : (K,) sample times [s]; poses : (K, N, 3) x, y, yaw; t_goals : time the goals were sent
+    Returns a dict (see the keys below); times to goal are measured from t_goals.
+    ``time_to_goal`` and ``path_ratio`` are (N,) arrays, NaN for a robot that did not arrive.
+    """
+    t = np.asarray(t, dtype=float)
+    xy = np.asarray(poses, dtype=float)[:, :, :2]
+    k, n = xy.shape[:2]
+    radii, goals = scenario.radii, scenario.goals
+    out = {'robots': n, 'duration': float(t[-1] - t_goals) if k else 0.0}
+    out.update(_separation(scenario, t, xy, t_goals))
+
+    # Robot-obstacle clearance.
+    obstacle_clearance = (scenario.obstacle_distance(xy.reshape(-1, 2)).reshape(k, n)
+                          - radii[None, :])
+    out['min_obstacle_clearance'] = float(obstacle_clearance.min()) if k else math.inf
+    hitting = obstacle_clearance < -CONTACT_TOLERANCE
+    out['obstacle_collisions'] = int(hitting.any(axis=0).sum())
+    out['collisions'] = out['robot_collisions'] + out['obstacle_collisions']
+
+    # Arrival, time to goal and path length (from the moment the goals were sent).
+    to_goal = np.linalg.norm(xy - goals[None], axis=-1)                  # (K, N)
+    at_goal = to_goal <= goal_tolerance
+    reached = at_goal & (t >= t_goals)[:, None]
+    first = np.where(reached.any(axis=0), np.argmax(reached, axis=0), -1)
+    out['arrived'] = int((first >= 0).sum())
+    times = np.array([t[f] - t_goals if f >= 0 else math.nan for f in first])
+    out['time_to_goal'] = times
+    done = times[np.isfinite(times)]
+    out['time_to_goal_mean'] = float(done.mean()) if len(done) else math.nan
+    out['time_to_goal_max'] = float(done.max()) if len(done) else math.nan
+    steps = np.linalg.norm(np.diff(xy, axis=0), axis=-1)                 # (K-1, N)
+    ratios = np.full(n, math.nan)
+    for i, robot in enumerate(scenario.robots):
+        if first[i] < 0 or robot.straight_line <= 0.0:
+            continue
+        # Path driven until arrival over the straight line from the start to that point.
+        straight = np.linalg.norm(xy[first[i], i] - xy[0, i])
+        if straight > 0.0:
+            ratios[i] = steps[:first[i], i].sum() / straight
+    out['path_ratio'] = ratios
+    done = ratios[np.isfinite(ratios)]
+    out['path_ratio_mean'] = float(done.mean()) if len(done) else math.nan
+    out['path_ratio_max'] = float(done.max()) if len(done) else math.nan
+    return out
+
+
+def _separation(scenario, t, xy, t_goals):
+    """Robot-robot separation at every sample: minimum, closest pair, collisions."""
+    n = xy.shape[1]
+    if n < 2 or len(t) == 0:
+        return {'min_separation': math.inf, 'min_clearance': math.inf, 'closest': None,
+                'robot_collisions': 0, 'colliding_pairs': []}
+    radii = scenario.radii
+    iu, ju = np.triu_indices(n, 1)
+    dist = np.linalg.norm(xy[:, iu] - xy[:, ju], axis=-1)          # (K, P)
+    limit = radii[iu] + radii[ju]                                    # (P,)
+    step, pair = np.unravel_index(np.argmin(dist - limit), dist.shape)
+    # Robot-robot collisions: pairs that overlap at some sample (a long contact counts once).
+    collided = (dist < limit - CONTACT_TOLERANCE).any(axis=0)
+    return {'min_separation': float(dist.min()),
+            'min_clearance': float((dist - limit)[step, pair]),
+            'closest': {'time': float(t[step] - t_goals), 'step': int(step),
+                        'robots': (int(iu[pair]), int(ju[pair])),
+                        'distance': float(dist[step, pair])},
+            'robot_collisions': int(collided.sum()),
+            'colliding_pairs': [(scenario.names[iu[p]], scenario.names[ju[p]])
+                                for p in np.flatnonzero(collided)]}
+
+
+def format_table(metrics, scenario, drive, tick=None):
+    """Return the metrics as an aligned two-column text table."""
+    def f(value, unit='', digits=2):
+        if value is None or (isinstance(value, float) and not math.isfinite(value)):
+            return 'n/a'
+        return f'{value:.{digits}f}{unit}'
+
+    limit = 2.0 * float(scenario.radii.min())
+    closest = metrics.get('closest')
+    pair = ''
+    if closest:
+        a, b = closest['robots']
+        pair = f'  ({scenario.names[a]} - {scenario.names[b]} at {closest["time"]:.1f} s)'
+    rows = [
+        ('scenario', f'{scenario.name}, {metrics["robots"]} robots, {drive}'),
+        ('arrived', f'{metrics["arrived"]}/{metrics["robots"]}'),
+        ('collisions', f'{metrics["collisions"]} (robot-robot {metrics["robot_collisions"]}, '
+                       f'robot-obstacle {metrics["obstacle_collisions"]})'),
+        ('min separation', f'{f(metrics["min_separation"], " m", 3)} centre to centre '
+                           f'(contact at {limit:.3f} m)'),
+        ('min clearance', f'{f(metrics["min_clearance"], " m", 3)} between discs{pair}'),
+        ('min obstacle clearance', f(metrics['min_obstacle_clearance'], ' m', 3)),
+        ('time to goal mean / max', f'{f(metrics["time_to_goal_mean"], " s", 1)} / '
+                                    f'{f(metrics["time_to_goal_max"], " s", 1)}'),
+        ('path / straight line', f'{f(metrics["path_ratio_mean"], "", 3)} mean, '
+                                 f'{f(metrics["path_ratio_max"], "", 3)} max'),
+        ('node tick p50 / p99', (f'{f(tick[0], " ms")} / {f(tick[1], " ms")}' if tick
+                                 else 'n/a (the node published no tick statistics)')),
+        ('run time', f(metrics['duration'], ' s', 1)),
+    ]
+    width = max(len(r[0]) for r in rows)
+    line = '-' * (width + 3 + max(len(r[1]) for r in rows))
+    return '\n'.join([line] + [f'{k:<{width}} | {v}' for k, v in rows] + [line])
+
+
+def _plain(value):
+    """Return value as JSON-able Python: numpy to lists and floats, inf and NaN to None."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    return value
+
+
+def metrics_record(scenario, drive, exit_code, metrics=None, tick=None, source=None,
+                   error=None):
+    """
+    Return the record ``--metrics-json`` writes for one run: plain JSON values, null for n/a.
+
+    Keys: scenario, drive, robot_names, exit_code, error (a message or null), and when the run
+    produced a trajectory: robots, arrived, collisions, robot_collisions, obstacle_collisions,
+    colliding_pairs, min_separation, min_clearance, min_obstacle_clearance, time_to_goal and
+    path_ratio ({robot: value or null}), their means and maxima, duration, closest,
+    tick_ms_p50, tick_ms_p99 and ground_truth (where the poses came from).
+    """
+    record = {'scenario': scenario.name, 'drive': drive, 'robot_names': scenario.names,
+              'exit_code': int(exit_code), 'error': error}
+    if metrics is not None:
+        per_robot = {key: dict(zip(scenario.names, metrics[key]))
+                     for key in ('time_to_goal', 'path_ratio')}
+        record.update({k: v for k, v in metrics.items() if k not in per_robot})
+        record.update(per_robot)
+        record['tick_ms_p50'], record['tick_ms_p99'] = tick if tick else (None, None)
+        record['ground_truth'] = source
+    return _plain(record)
+
+
+def write_metrics_json(path, record):
+    """Write one run's record (see metrics_record) to ``path`` as indented JSON."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=2, allow_nan=False) + '\n')
+    return path

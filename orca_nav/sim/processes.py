@@ -1,0 +1,149 @@
+"""
+The demo's processes: the simulator and the orca_nav node as children, and their parameters.
+
+The children run on a private ROS domain with DDS discovery kept on this machine
+(``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST``); each logs to a file and is stopped with SIGINT,
+then SIGTERM, then SIGKILL. ``launch_plan`` returns, as plain data, everything
+``sim_demo.launch.py`` starts.
+"""
+
+import os
+from pathlib import Path
+import signal
+import subprocess
+import sys
+
+from orca_nav.ros.params import FLEET_BY_NAME
+from orca_nav.sim.scenarios import load_scenario, node_parameters, scenario_path
+import yaml
+
+GOAL_TOLERANCE = float(FLEET_BY_NAME['goal_tolerance'].default)  # [m] the node's default
+SAFETY_MARGIN = 0.05     # [m] added to the radii the node plans with (latency, odometry lag)
+DOMAIN_ID_RANGE = (100, 199)  # random private domain; the tests use 30..49, the lead 10..29
+SHUTDOWN_GRACE = 10.0    # [s] a process gets after SIGINT (and again after SIGTERM)
+
+
+class Child:
+    """A child process whose output goes to a log file; stopped with SIGINT, SIGTERM, SIGKILL."""
+
+    def __init__(self, name, cmd, env, log_dir):
+        """Start `cmd` with `env`, logging to <log_dir>/<name>.log."""
+        self.name = name
+        self.log_path = Path(log_dir) / f'{name}.log'
+        self.log = open(self.log_path, 'wb')
+        self.proc = subprocess.Popen(cmd, env=env, stdout=self.log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL)
+
+    def alive(self):
+        """Whether the process is still running."""
+        return self.proc.poll() is None
+
+    def stop(self, grace=SHUTDOWN_GRACE):
+        """SIGINT, wait, then SIGTERM, wait, then SIGKILL. Returns the exit code."""
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            if not self.alive():
+                break
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(grace)
+            except subprocess.TimeoutExpired:
+                continue
+        if self.alive():
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+        return self.proc.returncode
+
+    def tail(self, lines=15):
+        """Return the last lines of the process's output."""
+        try:
+            text = self.log_path.read_text(errors='replace').splitlines()
+        except OSError:
+            return ''
+        return '\n'.join(f'    {line}' for line in text[-lines:])
+
+
+def child_env(domain_id, base=None):
+    """
+    Environment of the children: ``base`` (default ours), DDS on loopback, the domain, importable.
+
+    >>> env = child_env(123, base={'PYTHONPATH': '/x'})
+    >>> env['ROS_DOMAIN_ID'], env['ROS_AUTOMATIC_DISCOVERY_RANGE']
+    ('123', 'LOCALHOST')
+    >>> env['PYTHONPATH'].split(os.pathsep)[1:]
+    ['/x']
+    """
+    env = dict(os.environ if base is None else base)
+    env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    env['ROS_DOMAIN_ID'] = str(int(domain_id))
+    package_root = str(Path(__file__).resolve().parents[2])
+    env['PYTHONPATH'] = os.pathsep.join(
+        [package_root] + [p for p in env.get('PYTHONPATH', '').split(os.pathsep) if p])
+    env.setdefault('PYTHONUNBUFFERED', '1')
+    return env
+
+
+def child_commands(sim_file, node_file):
+    """(name, argv) of the simulator and the orca_nav node, each with its parameter file."""
+    return [('simulator', [sys.executable, '-m', 'orca_nav.sim.node', '--ros-args',
+                           '--params-file', str(sim_file)]),
+            ('orca_nav_node', [sys.executable, '-m', 'orca_nav.node', '--ros-args',
+                               '--params-file', str(node_file)])]
+
+
+def write_params(path, params):
+    """Write a ROS 2 parameter file that applies `params` to every node of the process."""
+    Path(path).write_text(yaml.safe_dump({'/**': {'ros__parameters': params}},
+                                         default_flow_style=None, sort_keys=False))
+    return path
+
+
+def sim_params(scenario_file, scenario, drive, trajectory_file, seed=0, scan_noise=0.0):
+    """Parameters of the simulator for this run (drive None = as in the scenario file)."""
+    return {'scenario': str(scenario_file), 'robots': len(scenario.robots),
+            'drive': drive or '', 'trajectory_file': str(trajectory_file), 'seed': int(seed),
+            'scan_noise': float(scan_noise)}
+
+
+def node_params(scenario, goal_tolerance=GOAL_TOLERANCE, safety_margin=SAFETY_MARGIN):
+    """
+    Parameters of the orca_nav node for this run (names as in orca_nav/ros/params.py).
+
+    The fleet values are the first robot's; every robot also gets its own overrides, so mixed
+    fleets work. The node plans with each radius grown by safety_margin [m] (odometry and
+    command latency); collisions are judged on the true radii. Obstacles are learned from the
+    scans (scan_enabled), never from the scenario.
+    """
+    lists = node_parameters(scenario)
+    lists['radius'] = [r + float(safety_margin) for r in lists['radius']]
+    params = {'robots': lists['robots'], 'drive': lists['drive'][0],
+              'radius': lists['radius'][0], 'max_speed': lists['max_speed'][0],
+              'max_angular_speed': lists['max_angular_speed'][0],
+              'goal_tolerance': float(goal_tolerance), 'scan_enabled': True}
+    for i, name in enumerate(lists['robots']):
+        params[name] = {key: lists[key][i]
+                        for key in ('radius', 'max_speed', 'max_angular_speed', 'drive')}
+    return params
+
+
+def launch_plan(scenario_name, robots=None, drive=None, goal_tolerance=GOAL_TOLERANCE,
+                safety_margin=SAFETY_MARGIN, ground_truth=''):
+    """
+    Everything sim_demo.launch.py starts, as plain data.
+
+    Returns a dict: scenario (the Scenario), sim (simulator parameters), node (orca_nav node
+    parameters) and demo_args (arguments of ``orca_nav_demo --attach``, which sends the goals,
+    follows the fleet and reports).
+    """
+    path = scenario_path(scenario_name)
+    scenario = load_scenario(path, robots=robots, drive=drive)
+    sim = sim_params(path, scenario, drive, ground_truth)
+    demo_args = ['--attach', '--scenario', str(path), '--robots', str(len(scenario.robots)),
+                 '--goal-tolerance', str(goal_tolerance)]
+    if drive:
+        demo_args += ['--drive', drive]
+    if ground_truth:
+        demo_args += ['--ground-truth', str(ground_truth)]
+    return {'scenario': scenario, 'sim': sim,
+            'node': node_params(scenario, goal_tolerance, safety_margin),
+            'demo_args': demo_args}
