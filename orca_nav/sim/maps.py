@@ -102,7 +102,8 @@ def rasterize(scenario, resolution=0.05, margin=1.0):
 
 def _draw_shapes(occupied, scenario, corner, resolution, yaw=0.0):
     """Mark the cells of `occupied` that the scenario's polygons and walls cover (in place)."""
-    from orca_nav.sim.scenarios import point_segment_distance, points_in_polygon
+    from orca_nav.core.geometry import point_segment_distance
+    from orca_nav.sim.scenarios import points_in_polygon
     height, width = occupied.shape
     c, s = math.cos(yaw), math.sin(yaw)
     to_map = np.array([[c, s], [-s, c]])  # world offset -> map axes

@@ -39,6 +39,7 @@ from geometry_msgs.msg import Twist, TwistStamped
 from nav_msgs.msg import OccupancyGrid, Odometry
 from nav_msgs.srv import GetMap
 import numpy as np
+from orca_nav.core.geometry import wrap_angle
 from orca_nav.core.raycast import cast_rays
 from orca_nav.ros.messages import quaternion_from_yaw
 from orca_nav.sim.maps import scenario_grid
@@ -129,7 +130,7 @@ def integrate(pose, vx, vy, wz, dt):
         s1, c1 = math.sin(yaw + dth), math.cos(yaw + dth)
         x += (vx * (s1 - s0) + vy * (c1 - c0)) / wz
         y += (vx * (c0 - c1) + vy * (s1 - s0)) / wz
-    yaw = (yaw + dth + math.pi) % (2.0 * math.pi) - math.pi
+    yaw = float(wrap_angle(yaw + dth))
     return x, y, yaw
 
 

@@ -42,13 +42,14 @@ import difflib
 import math
 import os
 from pathlib import Path
-import re
 
 import numpy as np
+from orca_nav.core.drive import DRIVES
+from orca_nav.core.geometry import point_segment_distance
 from orca_nav.core.raycast import polygon_edges
+from orca_nav.ros.params import ROBOT_NAME
 import yaml
 
-DRIVES = ('holonomic', 'differential')
 
 TOP_KEYS = ('description', 'timeout', 'robot_defaults', 'robots', 'generator', 'obstacles',
             'arena', 'map')
@@ -69,7 +70,6 @@ GENERATOR_KEYS = {
 
 ROBOT_DEFAULTS = {'radius': 0.2, 'max_speed': 0.5, 'max_angular_speed': 2.0,
                   'drive': 'holonomic'}
-NAME_PATTERN = re.compile(r'^[A-Za-z][A-Za-z0-9_]*$')  # a valid ROS namespace token
 CONTACT_TOLERANCE = 1e-3  # [m] overlap smaller than this counts as touching, not colliding
 MAX_RANDOM_TRIES = 20000  # rejection-sampling budget of the random generator
 
@@ -231,21 +231,6 @@ class Scenario:
         """Return a copy with every robot's drive set to ``drive``."""
         _check_drive(drive, 'drive')
         return replace(self, robots=[replace(r, drive=drive) for r in self.robots])
-
-
-def point_segment_distance(points, segments):
-    """
-    Distance from every point to every segment.
-
-    points : (P, 2), segments : (M, 2, 2)
-    Returns (P, M) [m].
-    """
-    a = segments[None, :, 0, :]
-    ab = segments[None, :, 1, :] - a
-    ap = points[:, None, :] - a
-    length_sq = np.maximum((ab * ab).sum(axis=-1), 1e-18)
-    t = np.clip((ap * ab).sum(axis=-1) / length_sq, 0.0, 1.0)
-    return np.linalg.norm(ap - t[..., None] * ab, axis=-1)
 
 
 def points_in_polygon(points, polygon):
@@ -487,8 +472,8 @@ def _check_drive(drive, where):
 
 
 def _make_robot(name, start, goal, params, where):
-    if not isinstance(name, str) or not NAME_PATTERN.match(name):
-        raise ScenarioError(f'{where}: robot name {name!r} must match {NAME_PATTERN.pattern} '
+    if not isinstance(name, str) or not ROBOT_NAME.match(name):
+        raise ScenarioError(f'{where}: robot name {name!r} must match {ROBOT_NAME.pattern} '
                             '(it becomes the topic namespace)')
     start = _floats(start, 3, f'{where}: start') if len(start) == 3 else \
         _floats(start, 2, f'{where}: start') + (0.0,)
