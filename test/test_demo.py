@@ -178,8 +178,8 @@ def test_launch_plan_matches_the_scenario():
     assert plan['node']['robots'] == plan['scenario'].names
     # The node plans with inflated radii and learns obstacles from the scans.
     assert plan['node']['scan_enabled'] is True
-    assert plan['node']['east0']['radius'] == pytest.approx(0.2 + 0.05)
-    assert plan['node']['west0']['drive'] == 'differential'
+    assert plan['node']['east0.radius'] == pytest.approx(0.2 + 0.05)
+    assert plan['node']['west0.drive'] == 'differential'
     args = parse_args(plan['demo_args'] + ['--ros-args', '-r', '__node:=x'])
     assert args.attach and args.robots == 4 and args.drive == 'differential'
     assert args.ground_truth == '/tmp/x.npz'

@@ -248,6 +248,9 @@ def parse_args(argv=None):
     parser.add_argument('--scan-noise', type=float, default=0.0,
                         help='standard deviation of the simulated laser noise [m]')
     parser.add_argument('--seed', type=int, default=0, help='seed of the simulated laser noise')
+    parser.add_argument('--no-map', action='store_true',
+                        help='the simulator publishes no map: no routes, no map walls; the '
+                             'node sees obstacles in the scans only')
     parser.add_argument('--quiet', action='store_true', help='no progress lines')
     parser.add_argument('--attach', action='store_true',
                         help='do not start anything: the simulator and the node run already '
@@ -284,7 +287,7 @@ def _start_children(args, path, scenario, drive):
     truth_path = work / 'ground_truth.npz'
     sim_file = write_params(work / 'sim.yaml',
                             sim_params(path, scenario, args.drive, truth_path, args.seed,
-                                       args.scan_noise))
+                                       args.scan_noise, not args.no_map))
     node_file = write_params(work / 'orca_nav.yaml',
                              node_params(scenario, args.goal_tolerance, args.safety_margin))
     print(f'orca_nav demo: scenario {scenario.name!r} ({scenario.description}) with '

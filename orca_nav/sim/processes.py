@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 
+from orca_nav.ros.fleet import per_robot_parameters
 from orca_nav.ros.params import FLEET_BY_NAME
 from orca_nav.sim.scenarios import load_scenario, node_parameters, scenario_path
 import yaml
@@ -98,11 +99,17 @@ def write_params(path, params):
     return path
 
 
-def sim_params(scenario_file, scenario, drive, trajectory_file, seed=0, scan_noise=0.0):
-    """Parameters of the simulator for this run (drive None = as in the scenario file)."""
+def sim_params(scenario_file, scenario, drive, trajectory_file, seed=0, scan_noise=0.0,
+               publish_map=True):
+    """
+    Parameters of the simulator for this run (drive None = as in the scenario file).
+
+    publish_map false: no map on /map, so the node steers straight at the goals and learns
+    obstacles from the scans only.
+    """
     return {'scenario': str(scenario_file), 'robots': len(scenario.robots),
             'drive': drive or '', 'trajectory_file': str(trajectory_file), 'seed': int(seed),
-            'scan_noise': float(scan_noise)}
+            'scan_noise': float(scan_noise), 'publish_map': bool(publish_map)}
 
 
 def node_params(scenario, goal_tolerance=GOAL_TOLERANCE, safety_margin=SAFETY_MARGIN):
@@ -120,9 +127,8 @@ def node_params(scenario, goal_tolerance=GOAL_TOLERANCE, safety_margin=SAFETY_MA
               'radius': lists['radius'][0], 'max_speed': lists['max_speed'][0],
               'max_angular_speed': lists['max_angular_speed'][0],
               'goal_tolerance': float(goal_tolerance), 'scan_enabled': True}
-    for i, name in enumerate(lists['robots']):
-        params[name] = {key: lists[key][i]
-                        for key in ('radius', 'max_speed', 'max_angular_speed', 'drive')}
+    params.update(per_robot_parameters(lists['robots'], **{
+        key: lists[key] for key in ('radius', 'max_speed', 'max_angular_speed', 'drive')}))
     return params
 
 
