@@ -144,9 +144,10 @@ class Navigator:
             if has_goal[i] and states[i] is None and self._stalled(r, now, remaining[i],
                                                                    moving[i]):
                 states[i] = RobotState.STUCK
+        # Only robots on routes give way: without a map the node behaves as plain ORCA.
         self._give_way(now, pos, target, remaining, moving & np.array(
-            [has_goal[i] and states[i] in (None, RobotState.STUCK) for i in range(len(states))],
-            bool))
+            [has_goal[i] and states[i] in (None, RobotState.STUCK)
+             and self.routes[i].points is not None for i in range(len(states))], bool))
         return target, states
 
     def _give_way(self, now, pos, target, remaining, moving):
