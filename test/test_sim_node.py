@@ -131,6 +131,7 @@ def test_clamp_and_integrate_are_exact():
     assert (x, y) == pytest.approx((-2.0, 0.0), abs=1e-9)
 
 
+@pytest.mark.slow
 def test_holonomic_twist_moves_the_robot_in_the_rotated_body_frame(harness):
     h = harness()
     h.spin(1.5, command=(0.3, 0.2, 0.0))
@@ -148,6 +149,7 @@ def test_holonomic_twist_moves_the_robot_in_the_rotated_body_frame(harness):
     assert _pose(last)[2] == pytest.approx(yaw)
 
 
+@pytest.mark.slow
 def test_holonomic_speed_is_clamped_to_max_speed(harness):
     h = harness()
     h.spin(1.2, command=(3.0, 4.0, 0.0))
@@ -156,6 +158,7 @@ def test_holonomic_speed_is_clamped_to_max_speed(harness):
     assert body == pytest.approx((0.3, 0.4))  # 0.5 m/s in the commanded direction
 
 
+@pytest.mark.slow
 def test_differential_robot_follows_an_arc_and_ignores_linear_y(harness):
     h = harness(drive='differential', cmd_vel_stamped=True)
     h.spin(2.0, command=(0.4, 0.3, 0.5))
@@ -174,6 +177,7 @@ def test_differential_robot_follows_an_arc_and_ignores_linear_y(harness):
     assert _pose(moving[-1])[2] - yaw0 > 0.5  # it turned (about 1 rad in 2 s)
 
 
+@pytest.mark.slow
 def test_robot_stops_when_cmd_vel_times_out(harness):
     h = harness(cmd_vel_timeout=0.2)
     h.spin(0.6, command=(0.5, 0.0, 0.0))
@@ -233,6 +237,7 @@ def test_scan_noise_is_seeded(harness):
     assert 0.005 < np.std(r1[finite] - clean[finite]) < 0.05
 
 
+@pytest.mark.slow
 def test_ground_truth_file_records_every_step(harness, tmp_path):
     path = tmp_path / 'truth.npz'
     h = harness(trajectory_file=str(path), sim_rate=50.0)
