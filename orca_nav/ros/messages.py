@@ -249,6 +249,18 @@ STATE_COLORS = {'active': (0.1, 0.8, 0.2), 'reached': (0.2, 0.4, 1.0), 'idle': (
                 'stuck': (1.0, 0.5, 0.0), 'unreachable': (0.6, 0.0, 0.6)}
 
 
+def route_marker(frame_id, stamp, i, route):
+    """Return the LINE_STRIP marker (namespace routes, id i) of a (K, 2) route."""
+    m = Marker(ns='routes', id=i, type=Marker.LINE_STRIP, action=Marker.ADD)
+    m.header.frame_id = frame_id
+    m.header.stamp = stamp
+    m.pose.orientation.w = 1.0
+    m.scale.x = 0.02
+    m.color = _color(0.0, 0.7, 1.0, 0.8)
+    m.points = [Point(x=float(x), y=float(y), z=MARKER_ARROW_Z) for x, y in route]
+    return m
+
+
 def build_markers(frame_id, stamp, names, positions, radius, velocities, goals, has_goal,
                   states, known, routes=(), carrots=None):
     """
@@ -256,7 +268,8 @@ def build_markers(frame_id, stamp, names, positions, radius, velocities, goals, 
 
     positions, velocities, goals : (N, 2) global [m], [m/s], [m]; radius : (N,) [m]
     has_goal, known : (N,) bool (known: a pose has been received); states : list of N strings.
-    routes : per robot a (K, 2) route or None; carrots : (N, 2), NaN where there is none.
+    routes : per robot a (K, 2) route, its ready ``route_marker`` or None; carrots : (N, 2),
+    NaN where there is none.
     Namespaces: 'robots' (one CYLINDER per robot, id = index), 'velocities' (one LINE_LIST),
     'goals' (one SPHERE_LIST plus a LINE_LIST from each robot to its goal), 'routes' (one
     LINE_STRIP per robot with a route, id = index), 'carrots' (one SPHERE_LIST).
@@ -303,16 +316,11 @@ def build_markers(frame_id, stamp, names, positions, radius, velocities, goals, 
             goal_lines.points.append(Point(x=x, y=y, z=MARKER_ARROW_Z))
             goal_lines.points.append(g)
     for i, route in enumerate(routes):
-        if route is None or len(route) < 2:
-            continue
-        m = Marker(ns='routes', id=i, type=Marker.LINE_STRIP, action=Marker.ADD)
-        m.header.frame_id = frame_id
-        m.header.stamp = stamp
-        m.pose.orientation.w = 1.0
-        m.scale.x = 0.02
-        m.color = _color(0.0, 0.7, 1.0, 0.8)
-        m.points = [Point(x=float(x), y=float(y), z=MARKER_ARROW_Z) for x, y in route]
-        out.markers.append(m)
+        if isinstance(route, Marker):
+            route.header.stamp = stamp
+            out.markers.append(route)
+        elif route is not None and len(route) >= 2:
+            out.markers.append(route_marker(frame_id, stamp, i, route))
     carrot_points = Marker(ns='carrots', id=0, type=Marker.SPHERE_LIST, action=Marker.ADD)
     carrot_points.header.frame_id = frame_id
     carrot_points.header.stamp = stamp

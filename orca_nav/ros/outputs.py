@@ -52,6 +52,7 @@ class FleetOutputs:
         self.commands_published = 0            # command rounds (one message per robot)
         self.states = [None] * c               # last published RobotState per robot
         self._route_versions = [-1] * c
+        self._route_markers = {}  # robot -> (route version, its LINE_STRIP marker)
 
     def _now(self):
         return self._node.get_clock().now().to_msg()
@@ -94,9 +95,20 @@ class FleetOutputs:
         routes = controller.navigator.routes
         carrots = np.array([r.carrot if r.points is not None else (np.nan, np.nan)
                             for r in routes]).reshape(-1, 2)
+        stamp = self._now()
+        lines = []
+        for i, r in enumerate(routes):  # a route's marker is built once per route
+            cached = self._route_markers.get(i)
+            if r.points is None or len(r.points) < 2:
+                lines.append(None)
+                continue
+            if cached is None or cached[0] != r.version:
+                cached = (r.version, messages.route_marker(self._frame, stamp, i, r.points))
+                self._route_markers[i] = cached
+            lines.append(cached[1])
         self._markers.publish(messages.build_markers(
-            self._frame, self._now(), self._names, result.positions, radius, result.velocities,
-            goals, has_goal, states, result.known, [r.points for r in routes], carrots))
+            self._frame, stamp, self._names, result.positions, radius, result.velocities,
+            goals, has_goal, states, result.known, lines, carrots))
 
     def matched(self):
         """Return True once every command topic has a subscriber (tests and tools wait)."""
