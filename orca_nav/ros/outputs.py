@@ -18,9 +18,9 @@ LATCHED_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
                          reliability=ReliabilityPolicy.RELIABLE,
                          durability=DurabilityPolicy.TRANSIENT_LOCAL)
 SHUTDOWN_ACK_TIMEOUT = 0.5  # [s] waiting for subscribers to acknowledge the zero commands
-# Changed routes published per tick at most (about 0.2 ms each): when a whole fleet is
+# Changed routes published per tick at most (about 0.5 ms each with the message): when a fleet is
 # re-planned at once, the routes go out over a few ticks instead of stretching one tick.
-ROUTES_PER_TICK = 10
+ROUTES_PER_TICK = 3
 
 
 class FleetOutputs:
