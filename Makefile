@@ -59,6 +59,8 @@ bench: venv-test
 	PYTHONPATH=$(CURDIR) $(PY) -m benchmarks.bench_scan
 	PYTHONPATH=$(CURDIR) $(PY) -m benchmarks.bench_node --fleets 10 50 100 200 250
 	PYTHONPATH=$(CURDIR) $(PY) -m benchmarks.bench_node --fleets 50 --scan-beams 360
+	PYTHONPATH=$(CURDIR) $(PY) -m benchmarks.bench_routes
+	PYTHONPATH=$(CURDIR) $(PY) -m benchmarks.bench_node --fleets 100 --map --repeats 2
 
 clean:
 	rm -rf .colcon build install log .pytest_cache .hypothesis

@@ -82,7 +82,7 @@ class Rig:
         self.executor.add_node(self.node)
         self.executor.add_node(self.test)
         self.spin_until(lambda: matched(self.world.odom_pubs + self.world.goal_pubs
-                                        + [self.clock.pub])() and self.node.commands_matched())
+                                        + [self.clock.pub])() and self.node.outputs.matched())
         self.clock.publish()
         self.spin_until(lambda: self.node.get_clock().now().nanoseconds > 0)
 
@@ -116,7 +116,7 @@ class Rig:
         self.clock.t = round(self.clock.t + 1.0 / RATE, 6)  # no float drift below 1 us
         self.clock.publish()
         self.spin_until(lambda: self.node.monitor.ticks > ticks and (
-            self.world.cmd_count == self.node.commands_published).all())
+            self.world.cmd_count == self.node.outputs.commands_published).all())
         self.world.integrate(1.0 / RATE)
 
     def step_until(self, predicate, timeout=20.0):

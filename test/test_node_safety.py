@@ -58,7 +58,7 @@ class Rig:
         self.spin_until(lambda: all(p.get_subscription_count() > 0 for p in
                                     list(self.odom_pubs.values())
                                     + list(self.goal_pubs.values()) + [self.clock_pub])
-                        and self.node.commands_matched())
+                        and self.node.outputs.matched())
         self.publish_clock()
         self.spin_until(lambda: self.node.get_clock().now().nanoseconds > 0)
 
@@ -109,7 +109,7 @@ class Rig:
         self.publish_clock()
         # Every command round the node has published, received (none still in flight).
         self.spin_until(lambda: self.node.monitor.ticks > ticks and all(
-            self.cmd_count[r] == self.node.commands_published for r in self.robots))
+            self.cmd_count[r] == self.node.outputs.commands_published for r in self.robots))
         return {r: self.cmd[r] for r in self.robots}
 
     def close(self):

@@ -175,7 +175,7 @@ def run_fleet(context, names, starts, goals, drives, radii, overrides, max_time,
         spin_until(executor, lambda: all(p.get_subscription_count() > 0
                                          for p in world.odom_pubs + world.goal_pubs)
                    and world.clock_pub.get_subscription_count() > 0
-                   and node.commands_matched())
+                   and node.outputs.matched())
         scanning = walls is not None and node.settings.params.scan_enabled
         if scanning:
             spin_until(executor, lambda: all(p.get_subscription_count() > 0
@@ -204,7 +204,7 @@ def run_fleet(context, names, starts, goals, drives, radii, overrides, max_time,
             world.t -= dt
             # Every command round the node has published, received (none still in flight).
             spin_until(executor, lambda: node.monitor.ticks > ticks
-                       and (world.cmd_count == node.commands_published).all())
+                       and (world.cmd_count == node.outputs.commands_published).all())
             world.integrate(dt)
             at_goal = np.linalg.norm(world.pose[:, :2] - np.asarray(goals), axis=1)
             if (at_goal <= goal_tolerance + 1e-6).all() and not world.cmd.any():

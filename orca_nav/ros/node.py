@@ -166,20 +166,6 @@ class OrcaNavNode(Node):
         if self.settings.params.publish_markers and self._result is not None:
             self.outputs.markers(self._result, self.controller, self.settings.fleet.radius)
 
-    @property
-    def commands_published(self):
-        """Return the command rounds published so far (one message per robot each)."""
-        return self.outputs.commands_published
-
-    @property
-    def last_commands(self):
-        """Return the (C, 3) commands of the last round."""
-        return self.outputs.last_commands
-
-    def commands_matched(self):
-        """Return True once every command topic has a subscriber (tests and tools wait)."""
-        return self.outputs.matched()
-
     def tick_stats(self):
         """Tick statistics: counts, missed periods and tick duration percentiles [ms]."""
         stats = self.monitor.stats()
