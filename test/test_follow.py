@@ -1,8 +1,8 @@
-"""orca_nav.core.follow: the fleet's carrots agree with the one-robot reference (routes.carrot)."""
+"""orca_nav.core.follow: the fleet's carrots agree with the one-robot reference (testing)."""
 
 import numpy as np
 from orca_nav.core.follow import follow_routes, pack_routes
-from orca_nav.core.routes import carrot, progress_along
+from orca_nav.testing.route_reference import carrot, progress_along
 import pytest
 
 
@@ -13,7 +13,7 @@ def random_route(rng):
 
 @pytest.mark.parametrize('seed', range(5))
 def test_carrots_and_progress_match_the_reference_without_a_map(seed):
-    """Without a map, carrot and remaining length equal routes.carrot / progress_along."""
+    """Without a map, carrot and remaining length equal the reference carrot / progress_along."""
     rng = np.random.default_rng(seed)
     routes = [random_route(rng) for _ in range(30)]
     positions = np.array([r[rng.integers(len(r))] + rng.normal(0, 0.5, 2) for r in routes])

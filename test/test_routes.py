@@ -4,8 +4,9 @@ import math
 
 import numpy as np
 from orca_nav.core.grid import GridMap
-from orca_nav.core.routes import (carrot, coarse_factor, line_of_sight, progress_along, Route,
-                                  RoutePlanner, shortcut, Unreachable)
+from orca_nav.core.routes import (coarse_factor, line_of_sight, Route, RoutePlanner, shortcut,
+                                  Unreachable)
+from orca_nav.testing.route_reference import carrot, progress_along
 import pytest
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import dijkstra
