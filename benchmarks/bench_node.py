@@ -135,7 +135,7 @@ def world_map(positions, resolution=0.05):
     return msg
 
 
-def run_load(n, duration, scan_beams=0, use_map=False):
+def run_load(n, duration, scan_beams=0, use_map=False, inner_goals=False):
     """Load: publish odometry (and scans, a map) of n robots for duration [s]; print counts."""
     import rclpy
     from rclpy.qos import qos_profile_sensor_data
@@ -180,8 +180,9 @@ def run_load(n, duration, scan_beams=0, use_map=False):
                                                   for p in pubs + goal_pubs + scan_pubs
                                                   + map_pubs):
         time.sleep(0.05)
-    # Far goals (every robot solved every tick); with a map, goals inside it (real routes).
-    goals = positions[::-1] if use_map else positions + (1000.0, 0.0)
+    # Far goals (every robot solved every tick), or goals inside the world (real routes when
+    # there is a map; the run without a map then has the same goals).
+    goals = positions[::-1] if inner_goals else positions + (1000.0, 0.0)
     for _ in range(3):
         for i, pub in enumerate(goal_pubs):
             pub.publish(messages.make_goal(*goals[i]))
@@ -232,7 +233,7 @@ def percentile(values, q):
 
 
 def bench_fleet(n, warmup, measure, executor='single', scan_beams=0, use_map=False,
-                params=()):
+                params=(), inner_goals=False):
     """Run node + load for one fleet size; return a dict of results."""
     import rclpy
     from rclpy.context import Context
@@ -265,7 +266,7 @@ def bench_fleet(n, warmup, measure, executor='single', scan_beams=0, use_map=Fal
         load_proc = subprocess.Popen(
             [sys.executable, '-m', 'benchmarks.bench_node', '--load', str(n),
              '--duration', str(warmup + measure), '--scan-beams', str(scan_beams)]
-            + (['--map'] if use_map else []),
+            + (['--map'] if use_map else []) + (['--inner-goals'] if inner_goals else []),
             env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         while load_proc.poll() is None:
             executor.spin_once(timeout_sec=0.1)
@@ -326,11 +327,12 @@ def main():
                         help='run each fleet without and with a map (routes, map walls)')
     parser.add_argument('--param', nargs='*', default=[],
                         help='extra node parameters, e.g. progress_timeout:=100.0')
+    parser.add_argument('--inner-goals', action='store_true', help=argparse.SUPPRESS)
     parser.add_argument('--load', type=int, help=argparse.SUPPRESS)
     parser.add_argument('--duration', type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.load:
-        run_load(args.load, args.duration, args.scan_beams, args.map)
+        run_load(args.load, args.duration, args.scan_beams, args.map, args.inner_goals)
         return
     os.environ.update(ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
     scans = (f', {args.scan_beams}-beam scans {SCAN_RATE:.0f} Hz per robot' if args.scan_beams
@@ -346,7 +348,8 @@ def main():
             for m in maps]
     without = {}
     for kind, n, use_map in runs:
-        r = bench_fleet(n, args.warmup, args.measure, kind, args.scan_beams, use_map, args.param)
+        r = bench_fleet(n, args.warmup, args.measure, kind, args.scan_beams, use_map, args.param,
+                        inner_goals=args.map)
         limit = ACCEPT_P99_SCANS_MS if args.scan_beams else ACCEPT_P99_MS
         ok = (r['missed_periods'] == 0 and r['tick_p99_ms'] < limit
               and r['odom_processed'] >= r['odom_published']
