@@ -35,7 +35,7 @@ class MapModel:
     @classmethod
     def build(cls, grid):
         """Extract and cut the walls here (tests, tools; the node does it in the worker)."""
-        return cls(grid, split_segments(grid.wall_segments(), WALL_PIECE))
+        return cls(grid, wall_pieces(grid))
 
     def walls_near(self, points, ranges):
         """
@@ -49,6 +49,11 @@ class MapModel:
                                            np.asarray(ranges, dtype=float) + 0.5 * WALL_PIECE)
         idx = np.unique(np.concatenate([np.asarray(h, dtype=np.int64) for h in hits]))
         return self.walls[idx]
+
+
+def wall_pieces(grid):
+    """Return a GridMap's wall outline cut into pieces of at most WALL_PIECE [m]: (M, 2, 2)."""
+    return split_segments(grid.wall_segments(), WALL_PIECE)
 
 
 def split_segments(segments, max_length):

@@ -17,7 +17,7 @@ import os
 
 from orca_nav.core.routes import RoutePlanner
 
-from .map_model import split_segments, WALL_PIECE
+from .map_model import wall_pieces
 
 # Maps held by the worker, map id -> (grid, {clearance: RoutePlanner}); the newest only.
 _MAPS = {}
@@ -35,7 +35,7 @@ def prepare_map(map_id, grid, clearances):
     """Worker: hold ``grid`` as ``map_id``, inflate it per clearance; return its wall pieces."""
     _MAPS.clear()
     _MAPS[map_id] = (grid, {float(c): RoutePlanner(grid, float(c)) for c in clearances})
-    return split_segments(grid.wall_segments(), WALL_PIECE)
+    return wall_pieces(grid)
 
 
 def plan_batch(map_id, batch, clearance):

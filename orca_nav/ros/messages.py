@@ -87,19 +87,6 @@ def odometry_from_cdr(buf):
             sec * 1_000_000_000 + nanosec)
 
 
-def odom_to_global(xy, yaw, offset):
-    """
-    Poses in each robot's odometry frame -> global frame.
-
-    xy : (N, 2) [m]; yaw : (N,) [rad]; offset : (N, 3) pose [x, y, yaw] of each odometry frame
-    in the global frame. Returns xy (N, 2), yaw (N,).
-    """
-    c, s = np.cos(offset[:, 2]), np.sin(offset[:, 2])
-    gx = offset[:, 0] + c * xy[:, 0] - s * xy[:, 1]
-    gy = offset[:, 1] + s * xy[:, 0] + c * xy[:, 1]
-    return np.stack([gx, gy], axis=1), yaw + offset[:, 2]
-
-
 def goal_from_pose(msg, global_frame):
     """
     ``geometry_msgs/PoseStamped`` -> (x, y, yaw) in global_frame.

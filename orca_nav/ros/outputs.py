@@ -4,6 +4,7 @@ import time
 
 from nav_msgs.msg import Path
 import numpy as np
+from orca_nav.control import RobotState
 from orca_nav.ros import messages
 from rclpy.duration import Duration
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -91,7 +92,7 @@ class FleetOutputs:
         n, c = len(self._names), len(self._cmd)
         goals, has_goal = np.zeros((n, 2)), np.zeros(n, bool)
         goals[:c], has_goal[:c] = controller.goal, controller.has_goal
-        states = [s.value for s in result.states] + ['observed'] * (n - c)
+        states = [s.value for s in result.states] + [RobotState.OBSERVED.value] * (n - c)
         routes = controller.navigator.routes
         carrots = np.array([r.carrot if r.points is not None else (np.nan, np.nan)
                             for r in routes]).reshape(-1, 2)
