@@ -110,7 +110,7 @@ def test_goal_inside_a_wall_is_unreachable_and_the_robot_stands():
     """A goal in the shelf: state unreachable with the planner's reason, zero command."""
     history, ctrl, states = run(SHELF, [(3.5, 1.5, 0.0)], [(5.0, 4.0)], steps=5)
     assert states == [RobotState.UNREACHABLE]
-    assert ctrl.navigator.routes[0].unreachable == 'goal_in_obstacle'
+    assert ctrl.navigator.reason[0] == 'goal_in_obstacle'
     assert np.allclose(history[-1], [3.5, 1.5])
 
 
@@ -119,7 +119,7 @@ def test_goal_in_a_closed_room_is_unreachable():
     grid = box_map(10.0, 8.0, [(5.0, 0.0, 5.2, 8.0)])
     _, ctrl, states = run(grid, [(2.0, 4.0, 0.0)], [(8.0, 4.0)], steps=5)
     assert states == [RobotState.UNREACHABLE]
-    assert ctrl.navigator.routes[0].unreachable == 'no_path'
+    assert ctrl.navigator.reason[0] == 'no_path'
 
 
 def test_planning_state_until_the_worker_answers():
@@ -156,7 +156,7 @@ def test_external_route_is_followed_and_an_empty_one_cancels_it():
     cmd = ctrl.step(inputs, 0.0).commands[0]
     assert cmd[1] > 0.3 and abs(cmd[0]) < 0.2   # up the first leg, not straight at the goal
     ctrl.set_route(0, np.zeros((0, 2)))
-    assert ctrl.navigator.routes[0].points is None
+    assert ctrl.navigator.points[0] is None
     cmd = ctrl.step(inputs, 0.0).commands[0]
     assert cmd[0] > 0.2 and cmd[1] > 0.2          # straight at the goal now
 
@@ -165,13 +165,13 @@ def test_a_new_map_replans_every_route():
     """Replacing the map re-plans: a route around a new wall appears."""
     open_map = box_map(10.0, 8.0, [])
     _, ctrl, _ = run(open_map, [(1.0, 4.0, 0.0)], [(9.0, 4.0)], steps=3)
-    assert len(ctrl.navigator.routes[0].points) == 2       # straight line
+    assert len(ctrl.navigator.points[0]) == 2       # straight line
     ctrl.set_map(box_map(10.0, 8.0, [(5.0, 1.0, 5.2, 8.0)]))
     inputs = FleetInputs.empty(1)
     inputs.set_odometry(0, x=1.0, y=4.0, yaw=0.0, time=1.0)
     for t in (1.0, 1.1):
         ctrl.step(inputs, t)
-    points = ctrl.navigator.routes[0].points
+    points = ctrl.navigator.points[0]
     assert len(points) > 2 and points[:, 1].min() < 1.0    # through the gap at the bottom
 
 

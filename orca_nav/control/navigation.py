@@ -6,13 +6,17 @@ grid, or given from outside, e.g. by Nav2's planner) and the state of its progre
 and map processing run in a worker (``planning.PlanningWorker``, a process by default): a tick
 only submits work and collects what has finished, it never waits for a plan.
 
-A robot with a goal and a map, but no route yet, is ``planning`` and stands still; a goal that
+A robot with a goal and a map, but no route yet, is ``planning`` and stands still (a robot
+whose route is being planned again keeps following the old one meanwhile); a goal that
 cannot be reached makes it ``unreachable`` (with the planner's reason) and it stops; a robot
 that gains less than ``progress_distance`` toward its goal in ``progress_timeout`` is
 ``stuck``: its route is planned once more and it keeps trying.
+
+The state is kept as arrays over the robots (one row each), so that a tick costs a few numpy
+operations whatever the fleet size; Python loops run only over robots whose plan finished.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 import math
 
 import numpy as np
@@ -33,26 +37,6 @@ YIELD_TIME = 3.0
 YIELD_BACK = 1.0
 
 
-@dataclass
-class RouteState:
-    """The route and progress of one commanded robot."""
-
-    points: np.ndarray = None   # (K, 2) route [m]; None: straight to the goal
-    external: bool = False      # given from outside (not re-planned)
-    segment: int = 0            # segment of the route holding the robot's projection
-    version: int = 0            # bumped on every change (the node republishes the route)
-    request: int = 0            # id of the newest plan request; older answers are dropped
-    needs_plan: bool = False    # plan at the next tick (the robot's position is needed)
-    planning: bool = False      # a plan is on its way
-    unreachable: str = ''       # reason, '' when reachable
-    checkpoint: tuple = (math.inf, math.inf)  # (time [s], remaining distance [m])
-    stuck: bool = False
-    replanned: bool = False     # a stuck robot's route was planned once more
-    jam: tuple = (math.inf, math.inf)  # (time [s], remaining [m]) of the jam check
-    yield_until: float = -math.inf     # [s] standing aside for another robot until then
-    carrot: np.ndarray = field(default_factory=lambda: np.full(2, np.nan))
-
-
 @dataclass(frozen=True)
 class NavigationConfig:
     """The knobs of route following (see the node's parameters)."""
@@ -64,14 +48,53 @@ class NavigationConfig:
     map_walls: bool = True           # map walls are ORCA obstacles
 
 
+class _Check:
+    """A progress check over C robots: the time and remaining distance of the last progress."""
+
+    def __init__(self, c):
+        self.time = np.full(c, math.inf)
+        self.left = np.full(c, math.inf)
+
+    def restart(self, mask, now, left):
+        """Start counting again for the robots in ``mask`` from ``left`` [m] at ``now``."""
+        self.time[mask] = now
+        self.left[mask] = left[mask] if np.ndim(left) else left
+
+    def progressed(self, now, left, distance):
+        """Return where ``left`` fell by ``distance`` since the check (or the clock went back)."""
+        return (left <= self.left - distance) | (now < self.time)
+
+
 class Navigator:
-    """Routes of C commanded robots on the newest map; plans in a worker."""
+    """
+    Routes of C commanded robots on the newest map; plans in a worker.
+
+    Per robot i: ``points[i]`` the (K, 2) route followed (None: straight to the goal),
+    ``version[i]`` bumped on every change of it (the node republishes the route),
+    ``reason[i]`` why the goal is unreachable ('' when it is not), ``carrot[i]`` the point
+    steered to on the route.
+    """
 
     def __init__(self, radius, config: NavigationConfig = NavigationConfig(), executor=None):
         """Keep routes of robots of these radii (C,) [m]; plan on ``executor`` (futures)."""
         self.radius = np.asarray(radius, dtype=float)
         self.config = config
-        self.routes = [RouteState() for _ in self.radius]
+        c = len(self.radius)
+        self.points = [None] * c
+        self.routed = np.zeros(c, bool)      # points[i] is not None
+        self.external = np.zeros(c, bool)    # given from outside (not re-planned)
+        self.segment = np.zeros(c, np.int64)  # segment holding the robot's projection
+        self.version = np.zeros(c, np.int64)
+        self.request = np.zeros(c, np.int64)  # newest plan request; older answers are dropped
+        self.needs_plan = np.zeros(c, bool)  # plan at the next tick (the position is needed)
+        self.planning = np.zeros(c, bool)    # a plan is on its way
+        self.reason = np.full(c, '', dtype=object)
+        self.carrot = np.full((c, 2), np.nan)
+        self.stuck = np.zeros(c, bool)
+        self.replanned = np.zeros(c, bool)   # a stuck robot's route was planned once more
+        self._progress = _Check(c)           # progress toward the goal (stuck)
+        self._jam = _Check(c)                # progress while near others (jams)
+        self.yield_until = np.full(c, -math.inf)  # [s] standing aside until then
         self.model = None            # MapModel in use
         self._pending_map = None     # (grid, map id, Future of its wall pieces)
         self._jobs = []              # Futures of plan batches
@@ -86,29 +109,49 @@ class Navigator:
     def set_map(self, grid) -> None:
         """Use a new map (GridMap) once its walls and inflation are ready; re-plan every route."""
         self.maps_received += 1
-        clearances = sorted(set((self.radius + self.config.route_margin).tolist()))
-        future = self._worker.submit_map(grid, clearances)
+        future = self._worker.submit_map(grid, self._clearances())
         self._pending_map = (grid, self._worker.map_id, future)
 
     def goal_changed(self, i: int) -> None:
         """Robot i has a new goal (or none): forget its route; plan when a map exists."""
-        r = self.routes[i]
-        r.points, r.external, r.unreachable = None, False, ''
-        r.stuck, r.replanned, r.checkpoint = False, False, (math.inf, math.inf)
-        r.needs_plan = self.model is not None or self._pending_map is not None
-        r.request += 1
-        r.planning = False
-        r.version += 1
+        self._set_route(i, None)
+        self.external[i], self.reason[i] = False, ''
+        self.stuck[i], self.replanned[i] = False, False
+        self._progress.restart(i, math.inf, math.inf)
+        self.needs_plan[i] = self.model is not None or self._pending_map is not None
+        self.request[i] += 1
+        self.planning[i] = False
 
     def set_external_route(self, i: int, points) -> None:
         """Follow ``points`` (K, 2) given from outside; the caller made its end the goal."""
         self.goal_changed(i)
-        r = self.routes[i]
-        r.points, r.external, r.needs_plan = np.asarray(points, dtype=float), True, False
+        self._set_route(i, np.asarray(points, dtype=float))
+        self.external[i], self.needs_plan[i] = True, False
 
     def close(self) -> None:
         """Stop the worker (pending plans are dropped)."""
         self._worker.close()
+
+    def _set_route(self, i, points):
+        self.points[i] = points
+        self.routed[i] = points is not None
+        self.segment[i] = 0
+        self.version[i] += 1
+
+    def _replan(self, mask, force=False):
+        """
+        Plan the routes of the robots in ``mask`` (C,) once more, from where they stand.
+
+        A robot whose plan is already on its way keeps waiting for it, unless ``force`` (the
+        map changed: that answer would be dropped).
+        """
+        if not force:
+            mask = mask & ~(self.planning | self.needs_plan)
+        self.needs_plan |= mask
+        self.request[mask] += 1
+
+    def _clearances(self):
+        return sorted(set((self.radius + self.config.route_margin).tolist()))
 
     # --- one tick --------------------------------------------------------------------------
 
@@ -120,35 +163,27 @@ class Navigator:
         point each robot steers to (its goal, or a carrot on its route), and a list of C
         states overriding ACTIVE (None where the robot is simply active).
         """
+        has_goal = np.asarray(has_goal, bool)
         self._collect()
-        self._submit(pos, goal, has_goal, fresh)
+        self._submit(pos, goal, has_goal, np.asarray(fresh, bool))
         target = np.array(goal, dtype=float)
-        states = [None] * len(self.routes)
         remaining = np.hypot(*(target - pos).T)
-        following = []
-        for i, r in enumerate(self.routes):
-            if not has_goal[i]:
-                continue
-            if r.unreachable:
-                states[i] = RobotState.UNREACHABLE
-                target[i] = pos[i]
-            elif r.planning or r.needs_plan:
-                states[i] = RobotState.PLANNING
-                target[i] = pos[i]
-            elif r.points is not None:
-                following.append(i)
-        if following:
-            self._follow(following, pos, target, remaining)
-        moving = np.asarray(fresh) & ~np.asarray(reached)
-        for i, r in enumerate(self.routes):
-            if has_goal[i] and states[i] is None and self._stalled(r, now, remaining[i],
-                                                                   moving[i]):
-                states[i] = RobotState.STUCK
+        states = np.full(len(target), None, dtype=object)
+        unreachable = has_goal & (self.reason != '')
+        # A robot re-planned (stuck, pushed off its route, a new map) keeps its old route
+        # until the new one comes; only a robot without a route waits for one.
+        waiting = has_goal & ~unreachable & (self.planning | self.needs_plan) & ~self.routed
+        states[unreachable] = RobotState.UNREACHABLE
+        states[waiting] = RobotState.PLANNING
+        target[unreachable | waiting] = pos[unreachable | waiting]
+        steering = has_goal & ~unreachable & ~waiting
+        if (steering & self.routed).any():
+            self._follow(np.flatnonzero(steering & self.routed), pos, target, remaining)
+        moving = np.asarray(fresh, bool) & ~np.asarray(reached, bool)
+        states[self._stalled(now, remaining, moving, steering)] = RobotState.STUCK
         # Only robots on routes give way: without a map the node behaves as plain ORCA.
-        self._give_way(now, pos, target, remaining, moving & np.array(
-            [has_goal[i] and states[i] in (None, RobotState.STUCK)
-             and self.routes[i].points is not None for i in range(len(states))], bool))
-        return target, states
+        self._give_way(now, pos, target, remaining, moving & steering & self.routed)
+        return target, states.tolist()
 
     def _give_way(self, now, pos, target, remaining, moving):
         """
@@ -161,70 +196,71 @@ class Navigator:
         differential robots, whose ORCA disc is larger) or at a corner then resolves; the
         lowest row never gives way.
         """
-        jammed = np.zeros(len(self.routes), bool)
-        for i, r in enumerate(self.routes):
-            if not moving[i] or now < r.yield_until:
-                r.jam = (now, remaining[i])
-            elif remaining[i] <= r.jam[1] - JAM_PROGRESS or now < r.jam[0]:
-                r.jam = (now, remaining[i])
-            elif now - r.jam[0] >= JAM_TIME:
-                jammed[i] = True
-        rows = np.flatnonzero(jammed)
-        for k, i in enumerate(rows):
-            r = self.routes[i]
-            others = np.hypot(*(pos[rows] - pos[i]).T) <= JAM_DISTANCE
-            others[k] = False
-            if others[:k].any():
-                r.yield_until, r.jam = now + YIELD_TIME, (now, remaining[i])
-            elif (r.points is not None and not r.external
-                  and np.sum(np.hypot(*(pos - pos[i]).T) <= JAM_DISTANCE) == 1):
-                # Held by a wall, not by a robot (e.g. at a door jamb, off its route): a new
-                # route from where it stands leads round the corner.
-                r.needs_plan, r.request, r.jam = True, r.request + 1, (now, remaining[i])
-        for i, r in enumerate(self.routes):
-            if moving[i] and now < r.yield_until:
-                # Back away from where it was heading: the way it came, clear of the others.
-                away = pos[i] - target[i]
-                norm = math.hypot(away[0], away[1])
-                target[i] = pos[i] + (away / norm * YIELD_BACK if norm > 1e-9 else 0.0)
+        yielding = now < self.yield_until
+        reset = ~moving | yielding | self._jam.progressed(now, remaining, JAM_PROGRESS)
+        self._jam.restart(reset, now, remaining)
+        rows = np.flatnonzero(~reset & (now - self._jam.time >= JAM_TIME))
+        if len(rows):
+            near = np.hypot(*(pos[rows, None] - pos[None, rows]).transpose(2, 0, 1))
+            gives = np.tril(near <= JAM_DISTANCE, -1).any(axis=1)
+            self.yield_until[rows[gives]] = now + YIELD_TIME
+            # Held by a wall, not by a robot (e.g. at a door jamb, off its route): a new route
+            # from where it stands leads round the corner.
+            alone = np.hypot(*(pos[None] - pos[rows, None]).transpose(2, 0, 1))
+            alone = (alone <= JAM_DISTANCE).sum(axis=1) == 1
+            held = np.zeros(len(self.routed), bool)
+            held[rows[~gives & alone]] = True
+            self._replan(held & self.routed & ~self.external)
+            self._jam.restart(rows[gives | (alone & self.routed[rows] & ~self.external[rows])],
+                              now, remaining)
+        back = moving & (now < self.yield_until)
+        if back.any():
+            # Back away from where it was heading: the way it came, clear of the others.
+            away = pos[back] - target[back]
+            norm = np.hypot(*away.T)
+            scale = np.divide(YIELD_BACK, norm, out=np.zeros_like(norm), where=norm > 1e-9)
+            target[back] = pos[back] + away * scale[:, None]
 
     def _follow(self, robots, pos, target, remaining):
         """Carrots of the robots following routes (one compiled call for all of them)."""
-        key = tuple((i, self.routes[i].version) for i in robots)
+        key = robots.tobytes() + self.version[robots].tobytes()
         if key != self._packed[0]:  # routes changed: pack them again
-            self._packed = (key, pack_routes([self.routes[i].points for i in robots]))
+            self._packed = (key, pack_routes([self.points[i] for i in robots]))
         points, offsets = self._packed[1]
-        segment = np.array([self.routes[i].segment for i in robots], np.int64)
         grid = self.model.grid if self.model is not None else None
         carrot, segment, left, lost = follow_routes(
-            points, offsets, segment, pos[robots], self.config.route_lookahead,
+            points, offsets, self.segment[robots], pos[robots], self.config.route_lookahead,
             None if grid is None else grid.obstacles,
             (0.0, 0.0, 0.0) if grid is None else grid.origin,
             1.0 if grid is None else grid.resolution, self.radius[robots])
         target[robots] = carrot
         remaining[robots] = left
-        for k, i in enumerate(robots):
-            r = self.routes[i]
-            r.segment = int(segment[k])
-            r.carrot = carrot[k]
-            if lost[k] and not r.external and self.model is not None:
-                # Pushed off its route (e.g. through another door): plan from where it is.
-                r.needs_plan, r.request = True, r.request + 1
+        self.segment[robots] = segment
+        self.carrot[robots] = carrot
+        if self.model is not None:
+            # Pushed off its route (e.g. through another door): plan from where it is.
+            pushed = np.zeros(len(self.routed), bool)
+            pushed[robots[lost]] = True
+            self._replan(pushed & ~self.external)
 
-    def _stalled(self, r, now, remaining, moving):
-        """Progress check: True while a robot has not gained progress_distance in time."""
-        if not moving:
-            r.checkpoint, r.stuck = (now, math.inf), False
-            return False
-        if remaining <= r.checkpoint[1] - self.config.progress_distance or now < r.checkpoint[0]:
-            r.checkpoint, r.stuck = (now, remaining), False
-        elif now - r.checkpoint[0] > self.config.progress_timeout:
-            r.stuck = True
-            r.checkpoint = (now, r.checkpoint[1])
-            if not r.replanned and not r.external and self.model is not None:
-                r.replanned, r.needs_plan = True, True
-                r.request += 1
-        return r.stuck
+    def _stalled(self, now, remaining, moving, examined):
+        """Progress check of the ``examined`` robots; return where they are stuck (C,) bool."""
+        check = self._progress
+        idle = examined & ~moving
+        check.restart(idle, now, math.inf)
+        self.stuck[idle] = False
+        going = examined & moving
+        progress = going & check.progressed(now, remaining, self.config.progress_distance)
+        check.restart(progress, now, remaining)
+        self.stuck[progress] = False
+        late = going & ~progress & (now - check.time > self.config.progress_timeout)
+        self.stuck[late] = True
+        check.time[late] = now
+        if self.model is not None:
+            again = late & ~self.replanned & ~self.external
+            self.replanned |= again
+            self._replan(again)
+        return examined & self.stuck
 
     def _collect(self):
         """Adopt a finished map (all routes re-planned) and finished plans."""
@@ -237,10 +273,8 @@ class Navigator:
                 self.set_map(grid)
                 self.maps_received -= 1  # the same map, once more
                 return
-            for r in self.routes:
-                if not r.external:
-                    r.request += 1
-                    r.needs_plan, r.planning = True, False
+            self._replan(~self.external, force=True)
+            self.planning[~self.external] = False
         still = []
         for job in self._jobs:
             if not job.done():
@@ -250,20 +284,21 @@ class Navigator:
                 map_id, answers = job.result()
             except Exception as exc:  # noqa: B902 -- e.g. the worker process died
                 self._worker_failed(exc)
-                for r in self.routes:
-                    r.needs_plan, r.planning = r.planning or r.needs_plan, False
+                self.needs_plan |= self.planning
+                self.planning[:] = False
                 continue
             for i, request, result in answers:
-                r = self.routes[i]
-                if request != r.request or self.model is None or map_id != self.model.map_id:
+                if (request != self.request[i] or self.model is None
+                        or map_id != self.model.map_id):
                     continue  # the goal or the map changed meanwhile
-                r.planning = False
+                self.planning[i] = False
                 self.plans_done += 1
                 if isinstance(result, Exception):
-                    r.unreachable, r.points = getattr(result, 'reason', str(result)), None
+                    self.reason[i] = getattr(result, 'reason', str(result))
+                    self._set_route(i, None)
                 else:
-                    r.points, r.segment, r.unreachable = result.points, 0, ''
-                r.version += 1
+                    self.reason[i] = ''
+                    self._set_route(i, result.points)
         self._jobs = still
 
     def _worker_failed(self, exc):
@@ -272,24 +307,20 @@ class Navigator:
                                     'thread of this process from now on'))
         self._worker.use_thread()
         if self.model is not None:
-            self._worker.submit_map(self.model.grid, sorted(set(
-                (self.radius + self.config.route_margin).tolist())))
+            self._worker.submit_map(self.model.grid, self._clearances())
             self.model.map_id = self._worker.map_id
 
     def _submit(self, pos, goal, has_goal, fresh):
         """One batch of plans for the robots that need one and whose pose is known."""
         if self.model is None or self._pending_map is not None:
             return  # plans wait for the newest map
-        batch = []
-        for i, r in enumerate(self.routes):
-            if r.needs_plan and has_goal[i] and fresh[i]:
-                r.needs_plan, r.planning = False, True
-                batch.append((i, r.request, pos[i].copy(), goal[i].copy()))
-            elif r.needs_plan and not has_goal[i]:
-                r.needs_plan = False
-        if batch:
+        self.needs_plan &= has_goal
+        ready = np.flatnonzero(self.needs_plan & fresh)
+        if len(ready):
+            self.needs_plan[ready], self.planning[ready] = False, True
+            batch = [(i, int(self.request[i]), pos[i].copy(), goal[i].copy()) for i in ready]
             clearance = self.radius + self.config.route_margin
             self._jobs.append(self._worker.submit_plans(batch, clearance))
 
 
-__all__ = ['NavigationConfig', 'Navigator', 'RouteState']
+__all__ = ['NavigationConfig', 'Navigator']

@@ -19,6 +19,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.spatial import cKDTree
 
+from ._jit import njit
+
 # Edges shorter than this [m] carry no direction worth the name (and square to zero).
 MIN_EDGE = 1e-9
 # Edges are sampled for the index at most this far apart [m]: a point within r of an edge is
@@ -171,26 +173,59 @@ class Obstacles:
             agent_tree = cKDTree(positions)
         reach = float(np.max(ranges)) + self._half_chunk
         pairs = agent_tree.sparse_distance_matrix(self._tree, reach, output_type='ndarray')
-        agent = pairs['i'].astype(np.int64)
-        edge = self._edge_of_sample[pairs['j']]
-        # One candidate per (agent, edge) pair.
-        key = np.unique(agent * self.num_vertices + edge)
-        agent = key // self.num_vertices
-        edge = key % self.num_vertices
-        a = self.point[edge]
-        b = self.point[self.next[edge]]
-        c = positions[agent]
-        ab = b - a
-        ac = c - a
-        left_of = ab[:, 0] * ac[:, 1] - ab[:, 1] * ac[:, 0]
-        r = np.clip(np.einsum('ij,ij->i', ac, ab) / (self.length[edge] ** 2), 0.0, 1.0)
-        closest = a + r[:, None] * ab - c
-        dist_sq = np.einsum('ij,ij->i', closest, closest)
-        owner = self.owner[edge]
-        keep = ((left_of < 0.0) & (dist_sq < ranges[agent] ** 2)
-                & ((owner < 0) | (owner == agent)))
-        agent, edge, dist_sq = agent[keep], edge[keep], dist_sq[keep]
-        order = np.lexsort((edge, dist_sq, agent))
-        offsets = np.zeros(n + 1, np.int64)
-        np.cumsum(np.bincount(agent, minlength=n), out=offsets[1:])
-        return offsets, np.ascontiguousarray(edge[order])
+        return _select_edges(pairs['i'].astype(np.int64), self._edge_of_sample[pairs['j']],
+                             np.ascontiguousarray(positions, dtype=float),
+                             np.ascontiguousarray(ranges, dtype=float), self.point, self.next,
+                             self.length, self.owner)
+
+
+@njit(cache=True)
+def _select_edges(agent, edge, positions, ranges, point, nxt, length, owner):
+    """
+    Offsets and edges of each agent from candidate (agent, edge) pairs (repeats allowed).
+
+    Keeps the edges that face the agent (it is strictly on their right), are nearer than its
+    range and are not owned by another agent; each agent's edges nearest first, ties by
+    edge id.
+    """
+    n = positions.shape[0]
+    v = point.shape[0]
+    key = np.unique(agent * v + edge)  # sorted: by agent, then edge
+    m = key.shape[0]
+    sel_agent = np.empty(m, np.int64)
+    sel_edge = np.empty(m, np.int64)
+    sel_dist = np.empty(m)
+    offsets = np.zeros(n + 1, np.int64)
+    k = 0
+    for q in range(m):
+        a = key[q] // v
+        e = key[q] % v
+        ax = point[e, 0]
+        ay = point[e, 1]
+        abx = point[nxt[e], 0] - ax
+        aby = point[nxt[e], 1] - ay
+        acx = positions[a, 0] - ax
+        acy = positions[a, 1] - ay
+        if not abx * acy - aby * acx < 0.0 or (owner[e] >= 0 and owner[e] != a):
+            continue
+        r = min(max((acx * abx + acy * aby) / (length[e] * length[e]), 0.0), 1.0)
+        cx = ax + r * abx - positions[a, 0]
+        cy = ay + r * aby - positions[a, 1]
+        dist_sq = cx * cx + cy * cy
+        if not dist_sq < ranges[a] * ranges[a]:
+            continue
+        sel_agent[k] = a
+        sel_edge[k] = e
+        sel_dist[k] = dist_sq
+        offsets[a + 1] += 1
+        k += 1
+    for i in range(n):
+        offsets[i + 1] += offsets[i]
+    edges = sel_edge[:k].copy()
+    for i in range(n):
+        lo = offsets[i]
+        hi = offsets[i + 1]
+        if hi - lo > 1:  # stable: equal distances keep the edge order
+            order = np.argsort(sel_dist[lo:hi], kind='mergesort')
+            edges[lo:hi] = sel_edge[lo:hi][order]
+    return offsets, edges

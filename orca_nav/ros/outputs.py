@@ -52,7 +52,7 @@ class FleetOutputs:
         self.last_commands = np.zeros((c, 3))  # vx, vy, wz per commanded robot
         self.commands_published = 0            # command rounds (one message per robot)
         self.states = [None] * c               # last published RobotState per robot
-        self._route_versions = [-1] * c
+        self._route_versions = np.full(c, -1, np.int64)
         self._route_markers = {}  # robot -> (route version, its LINE_STRIP marker)
 
     def _now(self):
@@ -73,18 +73,16 @@ class FleetOutputs:
             if state != self.states[i]:
                 self.states[i] = state
                 goal = controller.goal[i] if controller.has_goal[i] else None
-                reason = controller.navigator.routes[i].unreachable
+                reason = controller.navigator.reason[i]
                 self._status[i].publish(messages.status_message(
                     self._names[i], state.value, goal, float(result.distance[i]), reason))
 
     def routes(self, navigator):
         """Publish routes that changed (an empty Path: no route), ROUTES_PER_TICK at most."""
-        changed = [i for i, r in enumerate(navigator.routes)
-                   if r.version != self._route_versions[i]]
+        changed = np.flatnonzero(navigator.version != self._route_versions)
         for i in changed[:ROUTES_PER_TICK]:
-            route = navigator.routes[i]
-            self._route_versions[i] = route.version
-            points = route.points if route.points is not None else np.zeros((0, 2))
+            self._route_versions[i] = navigator.version[i]
+            points = navigator.points[i] if navigator.routed[i] else np.zeros((0, 2))
             self._route[i].publish(messages.path_message(points, self._frame, self._now()))
 
     def markers(self, result, controller, radius):
@@ -93,18 +91,17 @@ class FleetOutputs:
         goals, has_goal = np.zeros((n, 2)), np.zeros(n, bool)
         goals[:c], has_goal[:c] = controller.goal, controller.has_goal
         states = [s.value for s in result.states] + [RobotState.OBSERVED.value] * (n - c)
-        routes = controller.navigator.routes
-        carrots = np.array([r.carrot if r.points is not None else (np.nan, np.nan)
-                            for r in routes]).reshape(-1, 2)
+        nav = controller.navigator
+        carrots = np.where(nav.routed[:, None], nav.carrot, np.nan)
         stamp = self._now()
         lines = []
-        for i, r in enumerate(routes):  # a route's marker is built once per route
+        for i, points in enumerate(nav.points):  # a route's marker is built once per route
             cached = self._route_markers.get(i)
-            if r.points is None or len(r.points) < 2:
+            if points is None or len(points) < 2:
                 lines.append(None)
                 continue
-            if cached is None or cached[0] != r.version:
-                cached = (r.version, messages.route_marker(self._frame, stamp, i, r.points))
+            if cached is None or cached[0] != nav.version[i]:
+                cached = (nav.version[i], messages.route_marker(self._frame, stamp, i, points))
                 self._route_markers[i] = cached
             lines.append(cached[1])
         self._markers.publish(messages.build_markers(
