@@ -430,13 +430,15 @@ def obstacle_lines(lines, pos_x, pos_y, vel_x, vel_y, radius, inv_th_obst, edges
 
 @njit(cache=True)
 def agent_line(rel_x, rel_y, rvel_x, rvel_y, vel_x, vel_y, combined_radius, inv_th,
-               inv_time_step, tie_sign):
+               inv_time_step, tie_sign, share):
     """
     ORCA half-plane ``(px, py, dx, dy)`` induced on an agent by one neighbour.
 
     rel : neighbour position minus own position [m]; rvel : own velocity minus the neighbour's
-    [m/s]; vel : own velocity. Each agent takes half the responsibility. The fifth value is
-    the geometric case taken (CASE_AGENT_*). ``tie_sign`` (+1/-1)
+    [m/s]; vel : own velocity. ``share`` in [0, 1] is this agent's part of the responsibility
+    (``pair_share``; RVO2: 0.5): the line passes through ``vel + share * u``, u being the
+    smallest change of the relative velocity that leaves the velocity obstacle. The fifth value
+    is the geometric case taken (CASE_AGENT_*). ``tie_sign`` (+1/-1)
     picks opposite escape directions for two agents at the very same place and velocity.
     """
     dist_sq = rel_x * rel_x + rel_y * rel_y
@@ -490,21 +492,73 @@ def agent_line(rel_x, rel_y, rvel_x, rvel_y, vel_x, vel_y, combined_radius, inv_
         dy = -ux
         u_x = (combined_radius * inv_time_step - w_len) * ux
         u_y = (combined_radius * inv_time_step - w_len) * uy
-    return vel_x + 0.5 * u_x, vel_y + 0.5 * u_y, dx, dy, case
+    return vel_x + share * u_x, vel_y + share * u_y, dx, dy, case
 
 
 @njit(cache=True)
-def _agent_lines(lines, n, i, positions, velocities, radius, agent_nbrs, inv_th, inv_dt, cases):
-    """Append agent i's ORCA lines, one per neighbour, nearest first; return the new count."""
+def pair_share(i, j, weights, immovable, groups, ignore):
+    """
+    Agent i's share of the avoidance of neighbour j, in [0, 1]; RVO2's is 0.5.
+
+    Full (1) when j does not avoid i: j ignores i's group, or j is immovable and i is not.
+    Half between two immovable agents; none from an immovable agent toward a movable one (the
+    solver never asks: an immovable agent's neighbour list holds no movable agent). Otherwise
+    ``(w_j + 1 - w_i) / 2``, Unreal Engine's AvoidanceManager rule, within [0, 1] for weights
+    in [0, 1], 0.5 for equal weights, and ``share(i, j) + share(j, i) == 1`` always.
+    """
+    if ignore[j, groups[i]] or (immovable[j] and not immovable[i]):
+        return 1.0
+    if immovable[i]:
+        return 0.5 if immovable[j] else 0.0
+    # Written so that equal weights give exactly 0.5.
+    return 0.5 * (1.0 + (weights[j] - weights[i]))
+
+
+@njit(cache=True)
+def _neighbor_terms(i, agent_nbrs, velocities, chosen, weights, immovable, groups, ignore,
+                    shares, nbr_vel):
+    """
+    Fill agent i's share of avoiding each neighbour and the velocity it expects each to keep.
+
+    shares : (K,) ``pair_share``; nbr_vel : (K, 2) [m/s], the current velocity, or for an
+    immovable neighbour of a movable agent its new one from ``chosen`` (planned first).
+    """
     for k in range(agent_nbrs.shape[1]):
         j = agent_nbrs[i, k]
         if j < 0:
             break
+        shares[k] = pair_share(i, j, weights, immovable, groups, ignore)
+        source = chosen if immovable[j] and not immovable[i] else velocities
+        nbr_vel[k, 0] = source[j, 0]
+        nbr_vel[k, 1] = source[j, 1]
+
+
+@njit(cache=True)
+def _agent_lines(lines, n, i, positions, velocities, radius, agent_nbrs, inv_th, inv_dt, cases,
+                 shares, nbr_vel):
+    """
+    Append agent i's ORCA lines, one per neighbour, nearest first; return the new count.
+
+    shares, nbr_vel : from ``_neighbor_terms``, or both None for RVO2's half-half with the
+    neighbours' current velocities.
+    """
+    for k in range(agent_nbrs.shape[1]):
+        j = agent_nbrs[i, k]
+        if j < 0:
+            break
+        if shares is None:
+            share = 0.5
+            vj_x = velocities[j, 0]
+            vj_y = velocities[j, 1]
+        else:
+            share = shares[k]
+            vj_x = nbr_vel[k, 0]
+            vj_y = nbr_vel[k, 1]
         lx, ly, ldx, ldy, cases[k] = agent_line(
             positions[j, 0] - positions[i, 0], positions[j, 1] - positions[i, 1],
-            velocities[i, 0] - velocities[j, 0], velocities[i, 1] - velocities[j, 1],
+            velocities[i, 0] - vj_x, velocities[i, 1] - vj_y,
             velocities[i, 0], velocities[i, 1], radius[i] + radius[j], inv_th, inv_dt,
-            1.0 if i < j else -1.0)
+            1.0 if i < j else -1.0, share)
         n = _put(lines, n, lx, ly, ldx, ldy)
     return n
 
@@ -512,23 +566,30 @@ def _agent_lines(lines, n, i, positions, velocities, radius, agent_nbrs, inv_th,
 @njit(cache=True)
 def solve_all(positions, velocities, prefs, radius, max_speed, agent_nbrs, obst_offsets,
               obst_edges, ob_point, ob_next, ob_prev, ob_dir, ob_convex, time_step,
-              time_horizon, time_horizon_obst, active, hard_step_lines, stuck_in, fixed_vel,
-              stuck_out, out):
+              time_horizon, time_horizon_obst, responsibility, active, hard_step_lines,
+              stuck_in, fixed_vel, stuck_out, out):
     """
     Write the new velocities of all active agents into ``out`` (N, 2).
 
-    agent_nbrs : (N, K) neighbour indices, nearest first, -1 padded.
+    agent_nbrs : (N, K) neighbour indices, nearest first, -1 padded; the neighbours each agent
+        avoids (ignored ones already left out).
     obst_offsets : (N + 1,) CSR offsets into obst_edges (obstacle edge ids, nearest first).
+    responsibility : who gives way how much. None: RVO2, half each (compiled without a trace
+        of the rest). Or (weights, immovable, groups, ignore): (N,) float, (N,) bool, (N,)
+        int64, (N, G) bool, the shares of ``pair_share``. Movable agents avoid immovable ones
+        with full responsibility, as moving obstacles with the velocity in ``out``: plan the
+        immovable agents first (``active`` only them), then the others; ``out`` must hold
+        the current velocity of the agents not planned yet.
     hard_step_lines : RVO2's linear program 3 keeps only the obstacle lines hard when the
         half-planes conflict, and so lets agents overlap in dense crowds (its own Circle scene
         overlaps by 0.5 m). With this flag every agent also respects, for each neighbour close
-        enough to touch it within one step, the ORCA line for a horizon of ONE time step (half
-        responsibility each: no contact before the next step). In a conflict the agent keeps
+        enough to touch it within one step, the ORCA line for a horizon of ONE time step (with
+        the pair's shares: no contact before the next step). In a conflict the agent keeps
         to those lines and the obstacle lines, as close as it can to its preferred velocity
         turned FALLBACK_TURN to the right; if even that set is empty, RVO2's program 3 runs
         and the agent is marked in ``stuck_out``.
     stuck_in, fixed_vel : (N,) bool, (N, 2). A neighbour marked stuck (it could not take its
-        half of the one-step responsibility, e.g. pinned against a wall) is avoided with FULL
+        share of the one-step responsibility, e.g. pinned against a wall) is avoided with FULL
         responsibility, as a moving obstacle with its already chosen velocity ``fixed_vel``.
     Rows of ``out`` of inactive agents are left as they are.
     """
@@ -541,9 +602,16 @@ def solve_all(positions, velocities, prefs, radius, max_speed, agent_nbrs, obst_
     inv_th = 1.0 / time_horizon
     inv_th_obst = 1.0 / time_horizon_obst
     inv_dt = 1.0 / time_step
+    if responsibility is not None:
+        weights, immovable, groups, ignore = responsibility
+        shares = np.empty(k_max)
+        nbr_vel = np.empty((k_max, 2))
     for i in range(n_agents):
         if not active[i]:
             continue
+        if responsibility is not None:
+            _neighbor_terms(i, agent_nbrs, velocities, out, weights, immovable, groups, ignore,
+                            shares, nbr_vel)
         lines = np.empty((n_rows, 4))
         proj = np.empty((n_rows, 4))
         cases = np.empty(max_obst, np.int64)
@@ -573,17 +641,30 @@ def solve_all(positions, velocities, prefs, radius, max_speed, agent_nbrs, obst_
                     # The neighbour cannot give way: avoid its chosen velocity all alone.
                     lx, ly, ldx, ldy, _ = agent_line(
                         rel_x, rel_y, vx - fixed_vel[j, 0], vy - fixed_vel[j, 1], vx, vy,
-                        hard_r, inv_dt, inv_dt, 1.0 if i < j else -1.0)
+                        hard_r, inv_dt, inv_dt, 1.0 if i < j else -1.0, 0.5)
                     lx = 2.0 * lx - vx
                     ly = 2.0 * ly - vy
                 else:
+                    if responsibility is None:
+                        share = 0.5
+                        vj_x = velocities[j, 0]
+                        vj_y = velocities[j, 1]
+                    else:
+                        share = shares[k]
+                        vj_x = nbr_vel[k, 0]
+                        vj_y = nbr_vel[k, 1]
                     lx, ly, ldx, ldy, _ = agent_line(
-                        rel_x, rel_y, vx - velocities[j, 0], vy - velocities[j, 1], vx, vy,
-                        hard_r, inv_dt, inv_dt, 1.0 if i < j else -1.0)
+                        rel_x, rel_y, vx - vj_x, vy - vj_y, vx, vy, hard_r, inv_dt, inv_dt,
+                        1.0 if i < j else -1.0, share)
                 n = _put(lines, n, lx, ly, ldx, ldy)
         n_hard = n
-        n = _agent_lines(lines, n, i, positions, velocities, radius, agent_nbrs, inv_th, inv_dt,
-                         agent_cases)
+        if responsibility is None:
+            # RVO2's case, compiled without the shares (as fast as before them).
+            n = _agent_lines(lines, n, i, positions, velocities, radius, agent_nbrs, inv_th,
+                             inv_dt, agent_cases, None, None)
+        else:
+            n = _agent_lines(lines, n, i, positions, velocities, radius, agent_nbrs, inv_th,
+                             inv_dt, agent_cases, shares, nbr_vel)
         fail, rx, ry = linear_program2(lines, n, max_speed[i], prefs[i, 0], prefs[i, 1], False)
         if fail < n:
             done = False
@@ -620,7 +701,8 @@ def orca_lines_with_cases(i, positions, velocities, radius, agent_nbrs, obst_edg
     Agent ``i``'s ORCA lines (obstacle lines first), their count, and the cases taken.
 
     Returns lines (L, 4), n_obst, obstacle_cases (one per edge in ``obst_edges``) and
-    agent_cases (one per neighbour). For tests and visualisation; ``solve_all`` builds the same.
+    agent_cases (one per neighbour). For tests and visualisation; ``solve_all`` builds the same
+    with RVO2's shares (every weight 0.5, nothing immovable or ignored).
     """
     k_max = agent_nbrs.shape[1]
     lines = np.empty((obst_edges.shape[0] + k_max + 1, 4))
@@ -634,7 +716,7 @@ def orca_lines_with_cases(i, positions, velocities, radius, agent_nbrs, obst_edg
                             obst_edges, ob_point, ob_next, ob_prev, ob_dir, ob_convex,
                             obstacle_cases)
     n = _agent_lines(lines, n_obst, i, positions, velocities, radius, agent_nbrs,
-                     1.0 / time_horizon, 1.0 / time_step, agent_cases)
+                     1.0 / time_horizon, 1.0 / time_step, agent_cases, None, None)
     return lines[:n].copy(), n_obst, obstacle_cases, agent_cases[:n - n_obst].copy()
 
 

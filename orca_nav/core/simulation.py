@@ -29,6 +29,11 @@ class Simulation:
     collision_guard: keep agents out of contact even where ORCA's half-planes conflict (see
     ``compute_velocities``). RVO2 has no such guard and overlaps in its own Circle scene
     (0.50 m measured with pyrvo); pass False for RVO2's exact answers.
+
+    Who gives way: the attributes ``weights``, ``immovable``, ``groups`` and ``ignore`` are
+    passed to ``compute_velocities`` as they are; None (the default) is RVO2's half-half.
+    Set them after adding the agents, one row per agent, e.g.
+    ``sim.immovable = np.arange(sim.num_agents) == 0``.
     """
 
     def __init__(self, time_step: float, neighbor_dist: float, max_neighbors: int,
@@ -45,6 +50,10 @@ class Simulation:
         self.radius = np.zeros(0)
         self.max_speed = np.zeros(0)
         self.collision_guard = bool(collision_guard)
+        self.weights: Optional[ArrayLike] = None
+        self.immovable: Optional[ArrayLike] = None
+        self.groups: Optional[ArrayLike] = None
+        self.ignore: Optional[ArrayLike] = None
         self.global_time = 0.0
         self._polygons = []
         self._obstacles = Obstacles.empty()
@@ -124,7 +133,8 @@ class Simulation:
             self.max_speed, time_step=self.time_step, neighbor_dist=self.neighbor_dist,
             max_neighbors=self.max_neighbors, time_horizon=self.time_horizon,
             time_horizon_obst=self.time_horizon_obst, obstacles=self.obstacles,
-            collision_guard=self.collision_guard)
+            collision_guard=self.collision_guard, weights=self.weights,
+            immovable=self.immovable, groups=self.groups, ignore=self.ignore)
 
     def step(self) -> None:
         """Compute every new velocity first, then move: positions += velocity * time_step."""

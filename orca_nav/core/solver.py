@@ -57,11 +57,20 @@ def _check_array(name: str, value: ArrayLike, shape: Tuple[int, ...]) -> np.ndar
 
 
 def agent_neighbors(positions: np.ndarray, neighbor_dist: float, max_neighbors: int,
-                    tree: Optional[cKDTree] = None) -> np.ndarray:
+                    tree: Optional[cKDTree] = None, *, groups: Optional[np.ndarray] = None,
+                    ignore: Optional[np.ndarray] = None) -> np.ndarray:
     """
     For each agent the other agents within ``neighbor_dist``, nearest first.
 
     positions : (N, 2) [m]
+    groups, ignore : (N,) int64 group ids in [0, G) and (N, G) bool, both or neither: agent i
+        leaves out every j with ``ignore[i, groups[j]]`` before counting ``max_neighbors``, so
+        an ignored agent never takes the place of one that counts. All agents are searched
+        as usual (``max_neighbors + 1`` nearest) and the ignored ones dropped; only the rows
+        left short (fewer than max_neighbors kept while more agents may be in range) search
+        again, in one k-d tree per group somebody ignores and one for all other groups,
+        each tree they do not ignore asked for max_neighbors + 1, the nearest of all answers
+        kept. That is at most one more query per tree, whatever the crowd.
     Returns (N, max_neighbors) int64 indices, padded with -1 where there are fewer neighbours.
     """
     n = positions.shape[0]
@@ -71,7 +80,43 @@ def agent_neighbors(positions: np.ndarray, neighbor_dist: float, max_neighbors: 
         tree = cKDTree(positions)
     k = min(max_neighbors + 1, n)
     _, idx = tree.query(positions, k=k, distance_upper_bound=neighbor_dist)
-    return _drop_self(idx.reshape(n, k).astype(np.int64), max_neighbors)
+    idx = idx.reshape(n, k).astype(np.int64)
+    if ignore is None:
+        return _drop_self(idx, max_neighbors)
+    out, short = _drop_ignored(idx, max_neighbors, groups, ignore)
+    rows = np.flatnonzero(short)
+    if rows.shape[0]:
+        out[rows] = _search_by_group(positions, rows, neighbor_dist, max_neighbors, groups,
+                                     ignore)
+    return out
+
+
+def _search_by_group(positions: np.ndarray, rows: np.ndarray, neighbor_dist: float,
+                     max_neighbors: int, groups: np.ndarray, ignore: np.ndarray) -> np.ndarray:
+    """``agent_neighbors`` of the agents ``rows``, one k-d tree per ignored group."""
+    n = positions.shape[0]
+    k = min(max_neighbors + 1, n)
+    ignored_groups = np.flatnonzero(np.any(ignore[rows], axis=0))
+    # (members, which of the rows may see them): the agents of the groups none of the rows
+    # ignores, then each group some of them ignore.
+    searches = [(np.flatnonzero(~np.isin(groups, ignored_groups)), np.ones(rows.shape[0], bool))]
+    searches += [(np.flatnonzero(groups == g), ~ignore[rows, g]) for g in ignored_groups]
+    dist = np.full((rows.shape[0], len(searches) * k), np.inf)
+    idx = np.full((rows.shape[0], len(searches) * k), n, np.int64)
+    for s, (members, sees) in enumerate(searches):
+        m = members.shape[0]
+        if m == 0 or not np.any(sees):
+            continue
+        kk = min(k, m)
+        d, j = cKDTree(positions[members]).query(positions[rows[sees]], k=kk,
+                                                 distance_upper_bound=neighbor_dist)
+        j = j.reshape(-1, kk)
+        dist[sees, s * k:s * k + kk] = d.reshape(-1, kk)
+        idx[sees, s * k:s * k + kk] = np.where(j < m, members[np.minimum(j, m - 1)], n)
+    order = np.argsort(dist, axis=1, kind='stable')
+    kept, _ = _drop_ignored(np.take_along_axis(idx, order, axis=1), max_neighbors, groups,
+                            ignore, rows)
+    return kept
 
 
 @njit(cache=True)
@@ -89,12 +134,114 @@ def _drop_self(idx, max_neighbors):
     return out
 
 
+@njit(cache=True)
+def _drop_ignored(idx, max_neighbors, groups, ignore, rows=None):
+    """
+    ``_drop_self`` that also drops the agents each row ignores.
+
+    Row r of ``idx`` belongs to agent ``rows[r]`` (agent r when ``rows`` is None). Returns the
+    kept neighbours (R, max_neighbors) and, per row, whether it is short: fewer than
+    max_neighbors kept although its last candidate was in range (more may be in range).
+    """
+    n = groups.shape[0]
+    out = np.full((idx.shape[0], max_neighbors), -1, np.int64)
+    short = np.zeros(idx.shape[0], np.bool_)
+    for r in range(idx.shape[0]):
+        i = r if rows is None else rows[r]
+        m = 0
+        for k in range(idx.shape[1]):
+            j = idx[r, k]
+            if j != i and j < n and m < max_neighbors and not ignore[i, groups[j]]:
+                out[r, m] = j
+                m += 1
+        short[r] = m < max_neighbors and idx[r, idx.shape[1] - 1] < n
+    return out, short
+
+
+def _responsibility(n: int, weights: Optional[ArrayLike], immovable: Optional[ArrayLike],
+                    groups: Optional[ArrayLike], ignore: Optional[ArrayLike]):
+    """
+    Check the responsibility arguments of ``compute_velocities``.
+
+    Returns ``(responsibility, search_groups, search_ignore)``. ``responsibility`` is None when
+    every pair shares half-half (RVO2; equal weights included), else the tuple (weights (N,)
+    float, immovable (N,) bool with the weight-1 agents, groups (N,) int64, ignore (N, G)
+    bool) for ``orca.solve_all``. The search pair, for ``agent_neighbors``, is None when no
+    agent leaves any other out, else groups and ignore with every group split in two (its
+    movable and its immovable members) so that an immovable agent also ignores every movable
+    one.
+    """
+    if weights is None and immovable is None and groups is None and ignore is None:
+        return None, None, None
+    if weights is None:
+        weights = np.full(n, 0.5)
+    else:
+        weights = np.asarray(weights, dtype=float)
+        if weights.ndim == 0:
+            weights = np.full(n, float(weights))
+        # A writable copy: a read-only array would compile the kernels once more.
+        weights = _check_array('weights', weights, (n,)).copy()
+        out_of_range = (weights < 0.0) | (weights > 1.0)
+        if np.any(out_of_range):
+            raise ValueError(f'weights must be within [0, 1], got {weights[out_of_range][0]!r}')
+    if immovable is None:
+        immovable = np.zeros(n, bool)
+    else:
+        immovable = _check_flags('immovable', immovable, (n,))
+    # A weight of 1 means "the others do all the avoiding": immovable (the plain rule would
+    # still give it 0.25 of the avoidance of an agent of weight 0.5).
+    immovable = immovable | (weights == 1.0)
+    if (groups is None) != (ignore is None):
+        raise ValueError('groups and ignore must be given together (or neither)')
+    if groups is None:
+        groups = np.zeros(n, np.int64)
+        ignore = np.zeros((n, 1), bool)
+    else:
+        ignore = _check_flags('ignore', ignore, None)
+        if ignore.ndim != 2 or ignore.shape[0] != n or ignore.shape[1] == 0:
+            raise ValueError(f'ignore must have shape ({n}, G) with G >= 1 groups, '
+                             f'got {ignore.shape}')
+        groups = np.asarray(groups)
+        if groups.shape != (n,):
+            raise ValueError(f'groups must have shape ({n},), got {groups.shape}')
+        if n and not np.issubdtype(groups.dtype, np.integer):
+            raise ValueError(f'groups must be integer group ids, got dtype {groups.dtype}')
+        groups = np.ascontiguousarray(groups, dtype=np.int64)
+        bad = (groups < 0) | (groups >= ignore.shape[1])
+        if np.any(bad):
+            raise ValueError(f'groups must be within [0, {ignore.shape[1]}) (the columns of '
+                             f'ignore), got {groups[bad][0]!r}')
+    any_immovable = bool(np.any(immovable))
+    any_ignored = bool(np.any(ignore))
+    if not any_immovable and not any_ignored and np.all(weights == weights[:1]):
+        return None, None, None
+    responsibility = (weights, immovable, groups, ignore)
+    if not (any_ignored or (any_immovable and not np.all(immovable))):
+        return responsibility, None, None
+    # Group g becomes 2g (its movable members) and 2g + 1 (its immovable ones).
+    search_ignore = np.repeat(ignore, 2, axis=1)
+    search_ignore[:, 0::2] |= immovable[:, None]
+    return responsibility, 2 * groups + immovable, search_ignore
+
+
+def _check_flags(name: str, value: ArrayLike, shape: Optional[Tuple[int, ...]]) -> np.ndarray:
+    """Booleans (or 0 / 1) of the given shape (any shape when None), as a C-ordered bool array."""
+    arr = np.asarray(value)
+    if shape is not None and arr.shape != shape:
+        raise ValueError(f'{name} must have shape {shape}, got {arr.shape}')
+    if arr.dtype != bool and not (arr.dtype.kind in 'iuf' and np.all((arr == 0) | (arr == 1))):
+        raise ValueError(f'{name} must hold booleans, got {arr.dtype} values')
+    return np.ascontiguousarray(arr, dtype=bool)
+
+
 def compute_velocities(positions: ArrayLike, velocities: ArrayLike, pref_velocities: ArrayLike,
                        radius: ArrayLike, max_speed: ArrayLike, *, time_step: float,
                        neighbor_dist: float, max_neighbors: int, time_horizon: float,
                        time_horizon_obst: float, obstacles: Optional[Obstacles] = None,
                        active: Optional[ArrayLike] = None,
-                       collision_guard: bool = False) -> np.ndarray:
+                       collision_guard: bool = False, weights: Optional[ArrayLike] = None,
+                       immovable: Optional[ArrayLike] = None, groups: Optional[ArrayLike] = None,
+                       ignore: Optional[ArrayLike] = None) -> np.ndarray:
     """
     ORCA velocities for every agent at once (RVO2's ``computeNewVelocity`` for all agents).
 
@@ -116,6 +263,19 @@ def compute_velocities(positions: ArrayLike, velocities: ArrayLike, pref_velocit
         3. neighbours of agents that could not give way re-plan avoiding them alone;
         4. pairs still touching within the step are braked (``orca.brake_conflicts``).
         Off by default, so the answer is RVO2's; the node and ``Simulation`` use it.
+    weights : (N,) or scalar in [0, 1], or None (0.5 each, RVO2). Agent i takes the share
+        ``(w_j + 1 - w_i) / 2`` of avoiding neighbour j (``orca.pair_share``): a heavier agent
+        gives way less; equal weights share half-half, RVO2's answer exactly. Weight 1 counts
+        as immovable, so that such an agent keeps its course and the others take all the
+        avoiding (the plain rule would leave it 0.25 of the avoidance of a 0.5 agent).
+    immovable : (N,) bool or None. The movable agents take all the avoiding of an immovable
+        one, treating it as a moving obstacle with its new velocity; an immovable agent does
+        not avoid movable agents at all (it keeps to its preferred velocity as far as
+        obstacles and other immovable agents let it); two immovable agents share half-half.
+    groups, ignore : (N,) int group ids in [0, G) and (N, G) bool, both or neither. Agent i
+        does not avoid neighbour j at all when ``ignore[i, groups[j]]`` (no half-plane, no
+        one-step line, no neighbour place taken); j then avoids i alone, unless j ignores i's
+        group too.
     Returns (N, 2) float64 new velocities, finite, with |v_i| <= max_speed_i.
     Raises ValueError when an argument is out of range or not finite.
     """
@@ -141,27 +301,45 @@ def compute_velocities(positions: ArrayLike, velocities: ArrayLike, pref_velocit
         active = np.ascontiguousarray(active, dtype=bool)
         if active.shape != (n,):
             raise ValueError(f'active must have shape ({n},), got {active.shape}')
+    responsibility, search_groups, search_ignore = _responsibility(n, weights, immovable,
+                                                                   groups, ignore)
     if obstacles is None:
         obstacles = Obstacles.empty()
     out = velocities.copy()
     if n == 0:
         return out
     tree = cKDTree(positions)
-    nbrs = agent_neighbors(positions, neighbor_dist, max_neighbors, tree)
+    nbrs = agent_neighbors(positions, neighbor_dist, max_neighbors, tree, groups=search_groups,
+                           ignore=search_ignore)
     ranges = time_horizon_obst * max_speed + radius
     offsets, edges = obstacles.neighbors(positions, ranges, tree)
     geometry = (positions, velocities, pref_velocities, radius, max_speed, nbrs, offsets, edges,
                 obstacles.point, obstacles.next, obstacles.prev, obstacles.unit_dir,
-                obstacles.convex, time_step, time_horizon, time_horizon_obst)
+                obstacles.convex, time_step, time_horizon, time_horizon_obst, responsibility)
+    immovable = None if responsibility is None else responsibility[1]
     stuck = np.zeros(n, bool)
-    solve_all(*geometry, active, collision_guard, np.zeros(n, bool), out, stuck, out)
+    _solve(geometry, immovable, active, collision_guard, np.zeros(n, bool), out, stuck, out)
     if collision_guard and np.any(stuck):
         # Second pass: the neighbours of agents that could not give way take it all on.
         near_stuck = np.any(np.where(nbrs >= 0, stuck[nbrs], False), axis=1)
         redo = active & ~stuck & near_stuck
-        solve_all(*geometry, redo, True, stuck, out.copy(), np.zeros(n, bool), out)
+        _solve(geometry, immovable, redo, True, stuck, out.copy(), np.zeros(n, bool), out)
         brake_conflicts(positions, out, radius, nbrs, time_step, active)
     return _enforce_limits(out, max_speed)
+
+
+def _solve(geometry: tuple, immovable: Optional[np.ndarray], active: np.ndarray,
+           *rest) -> None:
+    """
+    ``orca.solve_all`` for the ``active`` agents, the immovable ones first.
+
+    The movable agents avoid the immovable ones' new velocity, so those are planned first.
+    """
+    if immovable is None or not np.any(active & immovable):
+        solve_all(*geometry, active, *rest)
+    else:
+        solve_all(*geometry, active & immovable, *rest)
+        solve_all(*geometry, active & ~immovable, *rest)
 
 
 def _enforce_limits(vel: np.ndarray, max_speed: np.ndarray) -> np.ndarray:
@@ -180,7 +358,11 @@ def warmup() -> None:
     square = [(1.0, 1.0), (2.0, 1.0), (2.0, 2.0), (1.0, 2.0)]
     obstacles = Obstacles.build([square], segments=[[[-2.0, 0.0], [-2.0, 1.0]]])
     pos = np.array([[0.0, 0.0], [0.5, 0.1], [3.0, 3.0]])
-    compute_velocities(pos, np.zeros((3, 2)), np.array([[1.0, 1.0], [-1.0, 0.0], [0.0, -1.0]]),
-                       0.3, 1.0, time_step=0.1, neighbor_dist=5.0, max_neighbors=4,
-                       time_horizon=2.0, time_horizon_obst=2.0, obstacles=obstacles,
-                       collision_guard=True)
+    prefs = np.array([[1.0, 1.0], [-1.0, 0.0], [0.0, -1.0]])
+    params = {'time_step': 0.1, 'neighbor_dist': 5.0, 'max_neighbors': 4, 'time_horizon': 2.0,
+              'time_horizon_obst': 2.0, 'obstacles': obstacles, 'collision_guard': True}
+    compute_velocities(pos, np.zeros((3, 2)), prefs, 0.3, 1.0, **params)
+    # The kernels with shares: weights, an immovable agent and an ignored group.
+    compute_velocities(pos, np.zeros((3, 2)), prefs, 0.3, 1.0, weights=[0.2, 0.5, 1.0],
+                       groups=[0, 1, 0], ignore=[[False, True], [False, False], [False, False]],
+                       **params)
