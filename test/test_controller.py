@@ -1,5 +1,6 @@
 """FleetController without ROS: stale robots, goals, drives, limits and scan obstacles."""
 
+from dataclasses import replace
 import math
 
 import numpy as np
@@ -163,3 +164,264 @@ def test_reconfigure_keeps_goals_and_refuses_other_robots():
     assert np.hypot(*ctrl.step(inputs, 0.0).commands[0, :2]) == pytest.approx(0.2)
     with pytest.raises(ValueError, match='robots'):
         ctrl.reconfigure(FleetConfig.uniform(['a', 'b']))
+
+
+# --- per-robot isolation of bad input -----------------------------------------------------
+
+# Three robots 10 m apart (beyond neighbor_dist): none changes another's answer, so a bad
+# robot may change no one else's command at all.
+FAR = [(0.0, 0.0), (10.0, 0.0), (20.0, 0.0)]
+FAR_GOALS = [(3.0, 1.0), (13.0, -1.0), (23.0, 2.0)]
+
+
+def far_fleet(drive='holonomic', **kw):
+    """Return a controller of three far-apart robots with goals, and their clean inputs."""
+    ctrl, inputs = fleet(['a', 'b', 'c'], drive=drive, **kw)
+    for i, ((x, y), goal) in enumerate(zip(FAR, FAR_GOALS)):
+        inputs.set_odometry(i, x=x, y=y, yaw=0.3 * i, time=0.0, v_forward=0.2)
+        ctrl.set_goal(i, *goal)
+    return ctrl, inputs
+
+
+@pytest.mark.parametrize('drive', ['holonomic', 'differential'])
+@pytest.mark.parametrize('bad, field', [
+    ({'x': 1.7e308, 'y': -1.7e308}, 'odometry pose'),   # inf only after the rotated offset
+    ({'x': 1e308, 'y': 0.0}, 'odometry pose'),          # finite, beyond max_coordinate
+    ({'x': 2e5, 'y': 0.0}, 'odometry pose'),
+    ({'x': 10.0, 'y': 0.0, 'v_forward': 50.0}, 'odometry twist'),   # 100x max_speed
+    ({'x': 10.0, 'y': 0.0, 'yaw_rate': -40.0}, 'odometry twist'),
+    ({'x': 10.0, 'y': 0.0, 'yaw': math.nan}, 'odometry pose'),
+])
+def test_implausible_odometry_stops_that_robot_only(drive, bad, field):
+    """A refused pose or twist: that robot stops and is reported; the others' commands hold."""
+    offset = np.array([[0.0, 0.0, 0.0], [0.0, 0.0, 0.7], [0.0, 0.0, 0.0]])
+    ctrl, inputs = far_fleet(drive)
+    clean, clean_inputs = far_fleet(drive)
+    for c in (ctrl, clean):
+        c.reconfigure(replace(c.config, odom_offset=offset))
+    # b's odometry frame is rotated: its clean pose in that frame.
+    bx, by = np.array([[math.cos(-0.7), -math.sin(-0.7)],
+                       [math.sin(-0.7), math.cos(-0.7)]]) @ FAR[1]
+    for inp in (inputs, clean_inputs):
+        inp.set_odometry(1, x=bx, y=by, yaw=-0.7, time=0.0)
+    first = ctrl.step(inputs, 0.0)
+    np.testing.assert_allclose(first.commands, clean.step(clean_inputs, 0.0).commands,
+                               atol=1e-12)
+    values = {'yaw': 0.0, 'v_forward': 0.0, 'yaw_rate': 0.0}
+    values.update(bad)
+    for t in (0.1, 0.2):
+        for inp in (inputs, clean_inputs):
+            for i in (0, 2):
+                inp.set_odometry(i, x=FAR[i][0], y=FAR[i][1], yaw=0.3 * i, time=t,
+                                 v_forward=0.2)
+        clean_inputs.set_odometry(1, x=bx, y=by, yaw=-0.7, time=t)
+        inputs.set_odometry(1, time=0.1, **values)  # the same bad message at both ticks
+        result = ctrl.step(inputs, t)
+        reference = clean.step(clean_inputs, t)
+        assert result.states[1] == RobotState.REJECTED_ODOMETRY
+        np.testing.assert_array_equal(result.commands[1], 0.0)
+        np.testing.assert_allclose(result.commands[[0, 2]], reference.commands[[0, 2]],
+                                   atol=1e-12)
+        assert result.states[0] == result.states[2] == RobotState.ACTIVE
+        assert np.all(np.isfinite(result.positions))
+        # b is still shown (and avoided) at its last valid pose.
+        np.testing.assert_allclose(result.positions[1], FAR[1], atol=1e-9)
+    assert ctrl.odom_rejected.tolist() == [0, 1, 0]  # one message, counted once
+    warned = [w for w in first.warnings + result.warnings if w[0] == 1]
+    assert not warned  # the warning came with the first bad tick, not again
+    # A valid message again: b drives on.
+    inputs.set_odometry(1, x=bx, y=by, yaw=-0.7, time=0.3)
+    assert ctrl.step(inputs, 0.3).states[1] == RobotState.ACTIVE
+
+
+def test_the_refusal_is_a_warning_naming_robot_and_field():
+    """StepResult.warnings: (row, 'odometry pose: ...') once per refused message."""
+    ctrl, inputs = far_fleet()
+    inputs.set_odometry(2, x=1e308, y=0.0, yaw=0.0, time=0.0)
+    inputs.set_odometry(0, x=0.0, y=0.0, yaw=0.0, time=0.0, v_forward=99.0)
+    warnings = ctrl.step(inputs, 0.0).warnings
+    fields = sorted((i, text.split(':')[0]) for i, text in warnings)
+    assert fields == [(0, 'odometry twist'), (2, 'odometry pose')]
+    assert 'max_coordinate' in dict(warnings)[2]
+    assert ctrl.step(inputs, 0.05).warnings == []
+    inputs.set_odometry(2, x=1e308, y=0.0, yaw=0.0, time=0.1)  # a new bad message
+    assert [w[0] for w in ctrl.step(inputs, 0.1).warnings] == [2]
+    assert ctrl.odom_rejected.tolist() == [1, 0, 2]
+
+
+def test_a_rejected_robot_nearby_is_avoided_at_its_last_valid_pose_like_a_stale_one():
+    """Others avoid a refused robot exactly as a stale robot standing at its last valid pose."""
+    def pair():
+        ctrl, inputs = fleet(['a', 'b'], odom_timeout=0.5, stale_keepout_time=5.0)
+        ctrl.set_goal(0, 4.0, 0.0)
+        ctrl.set_goal(1, -4.0, 0.0)
+        inputs.set_odometry(0, x=0.0, y=0.0, yaw=0.0, time=0.0)
+        inputs.set_odometry(1, x=1.0, y=0.05, yaw=math.pi, time=0.0, v_forward=0.3)
+        ctrl.step(inputs, 0.0)
+        return ctrl, inputs
+    bad, bad_inputs = pair()
+    stale, stale_inputs = pair()
+    for inp in (bad_inputs, stale_inputs):
+        inp.set_odometry(0, x=0.0, y=0.0, yaw=0.0, time=1.0)
+    bad_inputs.set_odometry(1, x=math.inf, y=0.0, yaw=0.0, time=1.0)
+    result = bad.step(bad_inputs, 1.0)
+    reference = stale.step(stale_inputs, 1.0)  # b silent since t = 0: stale at (1, 0.05)
+    assert reference.states[1] == RobotState.STALE_ODOMETRY
+    assert result.states[1] == RobotState.REJECTED_ODOMETRY
+    np.testing.assert_allclose(result.commands, reference.commands, atol=1e-12)
+    lone, lone_inputs = fleet(['a'])
+    lone.set_goal(0, 4.0, 0.0)
+    lone_inputs.set_odometry(0, x=0.0, y=0.0, yaw=0.0, time=1.0)
+    assert not np.allclose(result.commands[0], lone.step(lone_inputs, 1.0).commands[0])
+
+
+def test_a_message_refused_by_the_node_stops_the_robot_at_once():
+    """inputs.rejected (NaN, zero quaternion seen by the node): stopped before odom_timeout."""
+    ctrl, inputs = far_fleet()
+    ctrl.step(inputs, 0.0)
+    inputs.rejected[1] = True
+    result = ctrl.step(inputs, 0.05)
+    assert result.states[1] == RobotState.REJECTED_ODOMETRY
+    np.testing.assert_array_equal(result.commands[1], 0.0)
+    assert np.hypot(*result.commands[0, :2]) > 0.1
+    assert ctrl.odom_rejected.tolist() == [0, 0, 0]  # the node counted it
+
+
+def test_goals_and_routes_beyond_max_coordinate_are_refused():
+    """set_goal / set_route raise ValueError for non-finite or too-far points; goal kept."""
+    ctrl, inputs = fleet(['a'], max_coordinate=100.0)
+    ctrl.set_goal(0, 100.0, -100.0)
+    for goal in [(100.5, 0.0), (0.0, -1e308), (math.nan, 0.0), (math.inf, math.inf)]:
+        with pytest.raises(ValueError, match='goal position'):
+            ctrl.set_goal(0, *goal)
+    with pytest.raises(ValueError, match='goal orientation'):
+        ctrl.set_goal(0, 1.0, 1.0, math.nan)
+    with pytest.raises(ValueError, match='route position'):
+        ctrl.set_route(0, [(1.0, 1.0), (1e6, 0.0)])
+    assert ctrl.goal[0].tolist() == [100.0, -100.0] and ctrl.has_goal[0]
+
+
+def solver_failing_at(monkeypatch, *places):
+    """Make the controller's solver raise whenever an agent is within 0.5 m of a place."""
+    from orca_nav.control import controller as module
+    real = module.compute_velocities
+
+    def solver(positions, *args, **kw):
+        if any(np.any(np.hypot(*(positions - p).T) < 0.5) for p in places):
+            raise FloatingPointError('solver blew up')
+        return real(positions, *args, **kw)
+    monkeypatch.setattr(module, 'compute_velocities', solver)
+
+
+@pytest.mark.parametrize('drive', ['holonomic', 'differential'])
+def test_a_solver_failure_is_rerun_without_the_robot_causing_it(monkeypatch, drive):
+    """The shared solver call raises because of one robot: only that robot stops."""
+    clean, clean_inputs = far_fleet(drive)
+    reference = clean.step(clean_inputs, 0.0)
+    solver_failing_at(monkeypatch, FAR[1])
+    ctrl, inputs = far_fleet(drive)
+    result = ctrl.step(inputs, 0.0)
+    np.testing.assert_array_equal(result.commands[1], 0.0)
+    np.testing.assert_allclose(result.commands[[0, 2]], reference.commands[[0, 2]],
+                               atol=1e-12)
+    assert [(i, text.split(':')[0]) for i, text in result.warnings] == [(1, 'solver')]
+    assert ctrl.solver_failures == 1
+
+
+def test_two_robots_making_the_solver_fail_are_both_left_out(monkeypatch):
+    """Each culprit is found in turn; the robot between them keeps its command."""
+    clean, clean_inputs = far_fleet()
+    reference = clean.step(clean_inputs, 0.0)
+    solver_failing_at(monkeypatch, FAR[0], FAR[2])
+    ctrl, inputs = far_fleet()
+    result = ctrl.step(inputs, 0.0)
+    np.testing.assert_array_equal(result.commands[[0, 2]], 0.0)
+    np.testing.assert_allclose(result.commands[1], reference.commands[1], atol=1e-12)
+    assert sorted(i for i, _ in result.warnings) == [0, 2]
+
+
+def test_a_solver_failure_that_no_robot_explains_fails_the_tick(monkeypatch):
+    """Left without a culprit (fails whatever the robots), the error reaches the node."""
+    from orca_nav.control import controller as module
+
+    def solver(*args, **kw):
+        raise RuntimeError('always')
+    monkeypatch.setattr(module, 'compute_velocities', solver)
+    ctrl, inputs = far_fleet()
+    with pytest.raises(RuntimeError, match='always'):
+        ctrl.step(inputs, 0.0)
+
+
+def test_a_drive_mapping_failure_stops_only_that_robot(monkeypatch):
+    """holonomic_command raising for one robot's yaw: the others get their commands."""
+    from orca_nav.core import drive
+    clean, clean_inputs = far_fleet()
+    reference = clean.step(clean_inputs, 0.0)
+    real = drive.holonomic_command
+
+    def mapping(velocities, yaw, max_speed):
+        if np.any(yaw == 0.3):  # robot b's yaw
+            raise ValueError('bad mapping')
+        return real(velocities, yaw, max_speed)
+    monkeypatch.setattr(drive, 'holonomic_command', mapping)
+    ctrl, inputs = far_fleet()
+    result = ctrl.step(inputs, 0.0)
+    np.testing.assert_array_equal(result.commands[1], 0.0)
+    np.testing.assert_allclose(result.commands[[0, 2]], reference.commands[[0, 2]])
+    assert result.warnings[0][0] == 1 and result.warnings[0][1].startswith('command:')
+
+
+def test_any_scan_failure_is_that_robots_only(monkeypatch):
+    """A scan that makes the segment extraction raise (any error) is refused, not the tick."""
+    from orca_nav.control import scan_memory
+
+    def broken(*args, **kw):
+        raise IndexError('broken scan')
+    monkeypatch.setattr(scan_memory, 'scan_to_segments', broken)
+    ctrl, inputs = fleet(['a'], scan_enabled=True)
+    inputs.set_odometry(0, x=0.0, y=0.0, yaw=0.0, time=0.0)
+    ctrl.set_goal(0, 1.0, 0.0)
+    inputs.scans = [ScanInput(0, np.ones(10), 0.0, 0.1, 0.05, 6.0, 0.0)]
+    result = ctrl.step(inputs, 0.0)
+    assert ctrl.scan_memory.rejected == 1 and result.commands[0, 0] > 0.1
+
+
+# --- safety margin --------------------------------------------------------------------------
+
+def test_safety_margin_grows_the_planning_radius_only():
+    """Margin m plans exactly as radius r + m without margin; routes get it too."""
+    def pair(**kw):
+        ctrl, inputs = fleet(['a', 'b'], pass_on_right=0.0, **kw)
+        ctrl.set_goal(0, 4.0, 0.0)
+        ctrl.set_goal(1, -4.0, 0.0)
+        inputs.set_odometry(0, x=0.0, y=0.0, yaw=0.0, time=0.0, v_forward=0.5)
+        inputs.set_odometry(1, x=1.2, y=0.1, yaw=math.pi, time=0.0, v_forward=0.5)
+        return ctrl, inputs
+    margin, margin_inputs = pair(radius=0.2, safety_margin=0.1)
+    grown, grown_inputs = pair(radius=0.3)
+    plain, plain_inputs = pair(radius=0.2)
+    cmd = margin.step(margin_inputs, 0.0).commands
+    np.testing.assert_allclose(cmd, grown.step(grown_inputs, 0.0).commands, atol=1e-12)
+    assert not np.allclose(cmd, plain.step(plain_inputs, 0.0).commands)
+    np.testing.assert_allclose(margin.navigator.radius, [0.3, 0.3])
+    assert margin.config.radius.tolist() == [0.2, 0.2]  # the true radii are kept
+
+
+def test_a_robot_with_non_finite_solver_input_is_left_out_first(monkeypatch):
+    """A solver failure with a robot whose solver input is not finite: it goes, no search."""
+    from orca_nav.control import controller as module
+    real = module.compute_velocities
+    calls = []
+
+    def solver(positions, velocities, pref, radius, *args, **kw):
+        calls.append(len(positions))
+        if not np.isfinite(radius).all():
+            raise ValueError('radius must be finite')
+        return real(positions, velocities, pref, radius, *args, **kw)
+    monkeypatch.setattr(module, 'compute_velocities', solver)
+    ctrl, inputs = far_fleet()
+    ctrl.reconfigure(replace(ctrl.config, radius=np.array([0.2, math.inf, 0.2])))
+    result = ctrl.step(inputs, 0.0)
+    assert calls == [3, 2]
+    np.testing.assert_array_equal(result.commands[1], 0.0)
+    assert np.hypot(*result.commands[0, :2]) > 0.1 and result.warnings[0][0] == 1

@@ -176,9 +176,12 @@ def test_launch_plan_matches_the_scenario():
     assert plan['sim']['scenario'].endswith('corridor.yaml')
     assert plan['sim']['trajectory_file'] == '/tmp/x.npz'
     assert plan['node']['robots'] == plan['scenario'].names
-    # The node plans with inflated radii and learns obstacles from the scans.
+    # The node gets the true radii and its safety_margin (it plans with the radii grown by
+    # the margin; the metrics judge contact on the true ones) and learns obstacles from scans.
     assert plan['node']['scan_enabled'] is True
-    assert plan['node']['east0.radius'] == pytest.approx(0.2 + 0.05)
+    assert plan['node']['east0.radius'] == pytest.approx(0.2)
+    assert plan['node']['radius'] == pytest.approx(0.2)
+    assert plan['node']['safety_margin'] == pytest.approx(0.05)
     assert plan['node']['west0.drive'] == 'differential'
     args = parse_args(plan['demo_args'] + ['--ros-args', '-r', '__node:=x'])
     assert args.attach and args.robots == 4 and args.drive == 'differential'

@@ -43,17 +43,58 @@ def test_cdr_reader_matches_the_deserialized_message(frame, child):
         assert raw[6] == m.header.stamp.sec * 10 ** 9 + m.header.stamp.nanosec
 
 
-def test_non_finite_odometry_is_none_on_both_paths():
-    """A NaN position or an inf quaternion: both readers return None."""
-    rng = np.random.default_rng(0)
-    m = odometry(rng)
-    m.pose.pose.position.x = math.nan
-    assert messages.odometry_to_tuple(m) is None
-    assert messages.odometry_from_cdr(serialize_message(m)) is None
-    m = odometry(rng)
-    m.pose.pose.orientation.z = math.inf
-    assert messages.odometry_to_tuple(m) is None
-    assert messages.odometry_from_cdr(serialize_message(m)) is None
+@pytest.mark.parametrize('field, value, message', [
+    ('position', (math.nan, 0.0), 'odometry position: not finite'),
+    ('position', (0.0, -math.inf), 'odometry position: not finite'),
+    ('orientation', (0.0, 0.0, math.inf, 1.0), 'odometry orientation: quaternion is not finite'),
+    ('orientation', (0.0, 0.0, 0.0, 0.0), 'odometry orientation: zero quaternion'),
+    ('orientation', (0.0, 0.0, 1e-9, 1e-9), 'odometry orientation: zero quaternion'),
+    ('twist', (math.nan, 0.0, 0.0), 'odometry twist: not finite'),
+    ('twist', (0.0, 0.0, -math.inf), 'odometry twist: not finite'),
+])
+def test_bad_odometry_is_refused_naming_the_field_on_both_paths(field, value, message):
+    """NaN/inf anywhere or a zero quaternion: both readers raise ValueError naming the field."""
+    m = odometry(np.random.default_rng(0))
+    if field == 'position':
+        m.pose.pose.position.x, m.pose.pose.position.y = value
+    elif field == 'orientation':
+        o = m.pose.pose.orientation
+        o.x, o.y, o.z, o.w = value
+    else:
+        t = m.twist.twist
+        t.linear.x, t.linear.y, t.angular.z = value
+    with pytest.raises(ValueError, match=message):
+        messages.odometry_to_tuple(m)
+    with pytest.raises(ValueError, match=message):
+        messages.odometry_from_cdr(serialize_message(m))
+
+
+@pytest.mark.parametrize('scale', [2.0, 0.5, 1e-3, 1e150, 1e300])
+def test_scaled_quaternions_give_the_unit_yaw(scale):
+    """A quaternion of any length (even with components near 1e308) has its unit's yaw."""
+    rng = np.random.default_rng(7)
+    for yaw in np.linspace(-3.1, 3.1, 13):
+        m = odometry(rng)
+        q = messages.quaternion_from_yaw(yaw)
+        o = m.pose.pose.orientation
+        o.x, o.y, o.z, o.w = (scale * v for v in q)
+        assert messages.odometry_from_cdr(serialize_message(m))[2] == pytest.approx(yaw)
+        assert messages.odometry_to_tuple(m)[2] == pytest.approx(yaw)
+        goal = messages.make_goal(1.0, 2.0, yaw)
+        g = goal.pose.orientation
+        g.x, g.y, g.z, g.w = (scale * v for v in q)
+        assert messages.goal_from_pose(goal, 'map')[2] == pytest.approx(yaw)
+
+
+def test_unit_quaternion_of_a_tilted_pose_keeps_the_yaw():
+    """Roll and pitch are ignored; a scaled tilted quaternion has the unit one's yaw."""
+    # yaw 0.7 then roll 0.3: q = q_yaw * q_roll
+    cy, sy, cr, sr = math.cos(0.35), math.sin(0.35), math.cos(0.15), math.sin(0.15)
+    q = (cy * sr, sy * sr, sy * cr, cy * cr)
+    ref = messages.yaw_from_quaternion(*q)
+    assert ref == pytest.approx(0.7)
+    assert messages.yaw_from_quaternion(*messages.unit_quaternion(*(3.0 * v for v in q))) == \
+        pytest.approx(ref)
 
 
 def test_truncated_buffer_is_a_value_error():
@@ -79,6 +120,18 @@ def test_goal_checks():
         messages.goal_from_pose(messages.make_goal(1.0, 2.0, 0.0, 'odom'), 'map')
     with pytest.raises(ValueError, match='NaN or infinite'):
         messages.goal_from_pose(messages.make_goal(math.nan, 2.0, 0.0, 'map'), 'map')
+    goal = messages.make_goal(1.0, 2.0, 0.0, 'map')
+    goal.pose.orientation.w = 0.0
+    with pytest.raises(ValueError, match='goal orientation: zero quaternion'):
+        messages.goal_from_pose(goal, 'map')
+    goal.pose.orientation.z = math.nan
+    with pytest.raises(ValueError, match='goal orientation: quaternion is not finite'):
+        messages.goal_from_pose(goal, 'map')
+    # 1.8e308 is beyond the largest double: inf, refused here. Huge but finite (1.7e308) is
+    # the controller's to judge against max_coordinate.
+    with pytest.raises(ValueError, match='goal position: NaN or infinite'):
+        messages.goal_from_pose(messages.make_goal(1.8e308, 1.8e308), 'map')
+    assert messages.goal_from_pose(messages.make_goal(1.7e308, 1.7e308), 'map')[0] == 1.7e308
 
 
 def test_commands_and_status():

@@ -189,7 +189,7 @@ def test_others_keep_avoiding_a_stale_robot_for_a_while(rig_factory):
 
 
 def test_nan_odometry_and_goals_are_rejected_without_a_crash(rig_factory):
-    """NaN/inf odometry and goals are counted, warned about and ignored; commands stay finite."""
+    """NaN/inf odometry and goals are counted, warned about and refused; commands stay finite."""
     rig = rig_factory(['r1', 'r2'])
     rig.odom('r1', 0.0, 0.0)
     rig.odom('r2', 2.0, 2.0)
@@ -201,11 +201,15 @@ def test_nan_odometry_and_goals_are_rejected_without_a_crash(rig_factory):
     cmds = rig.tick()
     stats = rig.node.tick_stats()
     assert stats['odom_rejected'] == 2
+    assert stats['odom_rejected_by_robot'] == {'r1': 1, 'r2': 1}
     assert stats['tick_errors'] == 0
-    assert all(math.isfinite(v) for c in cmds.values() for v in c)
-    # The last valid pose is kept: r1 still drives toward its goal at (3, 0).
-    assert cmds['r1'][0] > 0.1
+    # A refused message stops its robot at once (it is not driven on an old pose); the last
+    # valid pose is kept for the others to avoid.
+    assert cmds == {'r1': (0.0, 0.0, 0.0), 'r2': (0.0, 0.0, 0.0)}
+    assert rig.node.outputs.states == ['rejected_odometry', 'rejected_odometry']
     assert rig.node.odometry.inputs.odom_xy[0].tolist() == [0.0, 0.0]
+    rig.odom('r1', 0.0, 0.0)
+    assert rig.tick()['r1'][0] > 0.1  # valid again: drives on
     goal_before = rig.node.controller.goal.copy()
     rig.goal('r1', float('inf'), 0.0)
     assert rig.node.tick_stats()['goals_rejected'] == 1
@@ -343,3 +347,107 @@ def test_stamped_commands_status_and_markers(rig_factory):
     for _ in range(20):
         rig.executor.spin_once(timeout_sec=0.01)
     assert len(markers) == count
+
+
+def publish_odometry(rig, robot, x, y, q, twist=(0.0, 0.0, 0.0)):
+    """Publish one Odometry with this quaternion (x, y, z, w) and wait until the node has it."""
+    msg = Odometry()
+    msg.pose.pose.position.x, msg.pose.pose.position.y = float(x), float(y)
+    o = msg.pose.pose.orientation
+    o.x, o.y, o.z, o.w = (float(v) for v in q)
+    t = msg.twist.twist
+    t.linear.x, t.linear.y, t.angular.z = (float(v) for v in twist)
+    i = rig.robots.index(robot)
+    count = rig.node.odometry.count(i)
+    rig.odom_pubs[robot].publish(msg)
+    rig.spin_until(lambda: rig.node.odometry.count(i) > count)
+
+
+# r2's odometry frame is rotated by 0.7 rad and shifted; r2 stands at (10, 0) in the map,
+# yaw 0.3, 10 m from r1 (beyond neighbor_dist: neither changes the other's answer).
+OFFSET = (5.0, -3.0, 0.7)
+R2_ODOM = (math.cos(0.7) * 5.0 + math.sin(0.7) * 3.0, -math.sin(0.7) * 5.0 + math.cos(0.7) * 3.0,
+           0.3 - 0.7)
+
+
+@pytest.mark.parametrize('drive', ['holonomic', 'differential'])
+def test_bad_odometry_of_one_robot_leaves_the_others_command_unchanged(rig_factory, drive):
+    """Huge, NaN, zero-quaternion or too fast odometry stops r2 only; x2 or x0.5 q is fine."""
+    rig = rig_factory(['r1', 'r2'], drive=drive, **{'r2.odom_offset': list(OFFSET)})
+    rig.goal('r1', 3.0, 1.0)
+    rig.goal('r2', 13.0, -1.0)
+    unit = messages.quaternion_from_yaw(R2_ODOM[2])
+
+    def tick(x=R2_ODOM[0], y=R2_ODOM[1], q=unit, twist=(0.0, 0.0, 0.0)):
+        rig.odom('r1', 0.0, 0.0)
+        publish_odometry(rig, 'r2', x, y, q, twist)
+        cmds = rig.tick()
+        return list(cmds['r1']) + list(cmds['r2'])  # flat: pytest.approx takes no nesting
+    tick()
+    clean = tick()
+    assert speed(clean[3:]) > 0.1 or abs(clean[5]) > 0.1
+    for scale in (2.0, 0.5):
+        assert tick(q=[scale * v for v in unit]) == pytest.approx(clean, abs=1e-9)
+    bad = [{'x': 1.7e308, 'y': -1.7e308}, {'x': 1.8e308, 'y': -1.8e308}, {'x': 1e308},
+           {'x': math.nan}, {'q': (0.0, 0.0, 0.0, 0.0)}, {'twist': (100.0, 0.0, 0.0)}]
+    for values in bad:
+        cmds = tick(**values)
+        assert cmds[3:] == [0.0, 0.0, 0.0], values
+        assert cmds[:3] == pytest.approx(clean[:3], abs=1e-9), values
+        assert rig.node.outputs.states[1] == 'rejected_odometry'
+        assert tick() == pytest.approx(clean, abs=1e-9)  # valid again: as before
+    stats = rig.node.tick_stats()
+    assert stats['odom_rejected_by_robot'] == {'r2': len(bad)}
+    assert stats['tick_errors'] == 0
+
+
+def test_goals_beyond_max_coordinate_are_rejected_and_counted(rig_factory):
+    """Goals at 1.8e308 (inf), 1.7e308 or beyond max_coordinate: refused, the old goal kept."""
+    rig = rig_factory(['r1'], max_coordinate=1000.0)
+    rig.odom('r1', 0.0, 0.0)
+    rig.goal('r1', 3.0, 0.0)
+    for x, y in [(1.8e308, 1.8e308), (1.7e308, 1.7e308), (1000.5, 0.0), (0.0, -2e5)]:
+        rig.goal('r1', x, y)
+    assert rig.node.tick_stats()['goals_rejected'] == 4
+    assert rig.node.controller.goal[0].tolist() == [3.0, 0.0]
+    rig.goal('r1', 1000.0, 0.0)
+    assert rig.node.controller.goal[0].tolist() == [1000.0, 0.0]
+
+
+class RecordingLogger:
+    """Stands in for the node's logger: records (level, text)."""
+
+    def __init__(self):
+        """Record nothing yet."""
+        self.lines = []
+
+    def __getattr__(self, level):
+        """Return a logging function of this level that records its text."""
+        return lambda text, **kw: self.lines.append((level, text))
+
+
+def test_a_goal_flood_logs_at_debug_and_warnings_are_throttled_per_robot_and_field(
+        rig_factory):
+    """200 goals: DEBUG only. 200 bad goals: one warning; another robot's still logged."""
+    rig = rig_factory(['r1', 'r2'])
+    log = RecordingLogger()
+    rig.node.get_logger = lambda: log
+    rig.odom('r1', 0.0, 0.0)
+    for k in range(200):
+        rig.goal('r1', 1.0 + 0.01 * k, 0.0)
+    assert {level for level, _ in log.lines} == {'debug'}
+    log.lines.clear()
+    for _ in range(200):
+        rig.goal('r1', math.nan, 0.0)
+    rig.goal('r2', math.inf, 0.0)
+    zero = messages.make_goal(1.0, 1.0)
+    zero.pose.orientation.w = 0.0  # another field of r1: a zero quaternion
+    count = rig.node.goals_received
+    rig.goal_pubs['r1'].publish(zero)
+    rig.spin_until(lambda: rig.node.goals_received > count)
+    warnings = [text for level, text in log.lines if level == 'warning']
+    assert len(warnings) == 3, warnings
+    assert warnings[0].startswith('r1: goal position: NaN')
+    assert warnings[1].startswith('r2: goal position')
+    assert warnings[2].startswith('r1: goal orientation: zero quaternion')
+    assert rig.node.tick_stats()['goals_rejected'] == 202

@@ -45,6 +45,14 @@ def test_defaults_validate():
     ({'robots': ['rate']}, 'clashes with the parameter'),
     ({'robots': ['r-1']}, 'not a valid ROS name'),
     ({'rate': 0.0}, 'rate must be between'),
+    ({'safety_margin': -0.01}, 'safety_margin must be between'),
+    ({'safety_margin': 0.05 * 200}, 'safety_margin must be between'),
+    ({'safety_margin': '0.05'}, 'safety_margin must be a number'),
+    ({'r1.safety_margin': -2.0}, 'r1.safety_margin must be between'),
+    ({'r1.safety_margin': float('nan')}, 'r1.safety_margin must be finite'),
+    ({'max_coordinate': 0.0}, 'max_coordinate must be between'),
+    ({'max_coordinate': float('inf')}, 'max_coordinate must be finite'),
+    ({'max_coordinate': True}, 'max_coordinate must be a number'),
 ])
 def test_invalid_values_are_refused_with_a_reason(change, message):
     """Each bad value is refused, and the message names the parameter."""
@@ -94,3 +102,16 @@ def test_descriptors_carry_ranges_and_read_only():
     assert d.integer_range[0].to_value == 1000
     assert P.descriptor(P.FLEET_BY_NAME['robots']).read_only
     assert 'holonomic' in P.descriptor(P.FLEET_BY_NAME['drive']).additional_constraints
+
+
+def test_safety_margin_per_robot_negative_is_the_fleet_value_and_zero_is_zero():
+    """Per-robot safety_margin: -1 (default) = the fleet value; 0 is a real margin of 0."""
+    values = base(('a', 'b', 'c'))
+    assert values['safety_margin'] == 0.05 and values['max_coordinate'] == 1e5
+    values.update({'safety_margin': 0.08, 'b.safety_margin': 0.0, 'c.safety_margin': 0.2})
+    assert P.validate(values) is None
+    fleet = P.resolve(values).fleet
+    assert fleet.safety_margin.tolist() == [0.08, 0.0, 0.2]
+    assert fleet.radius.tolist() == [0.2, 0.2, 0.2]       # the true radii
+    assert fleet.planning_radius.tolist() == pytest.approx([0.28, 0.2, 0.4])
+    assert fleet.max_coordinate == 1e5

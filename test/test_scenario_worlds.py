@@ -33,13 +33,13 @@ def run_world(scenario, drive):
     n = len(s.robots)
     data, width, height, resolution, origin = scenario_grid(s)
     grid = GridMap.from_occupancy(data, width, height, resolution, origin)
-    cfg = FleetConfig(names=tuple(s.names), n_controlled=n, radius=s.radii + SAFETY_MARGIN,
+    cfg = FleetConfig(names=tuple(s.names), n_controlled=n, radius=s.radii,
                       max_speed=np.array([r.max_speed for r in s.robots]),
                       max_angular_speed=np.array([r.max_angular_speed for r in s.robots]),
                       pref_speed=np.array([r.max_speed for r in s.robots]),
                       differential=np.full(n, drive == 'differential'),
                       lookahead=np.full(n, 0.1 if drive == 'differential' else 0.0),
-                      odom_offset=np.zeros((n, 3)), period=PERIOD)
+                      odom_offset=np.zeros((n, 3)), period=PERIOD, safety_margin=SAFETY_MARGIN)
     ctrl = FleetController(cfg, NavigationConfig(), InlineExecutor())
     ctrl.set_map(grid)
     for i, goal in enumerate(s.goals):

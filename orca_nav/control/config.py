@@ -36,6 +36,15 @@ class FleetConfig:
     obstacle_timeout: float = 0.5          # [s]
     share_obstacles: bool = False
     scan_sensor_offset: tuple = (0.0, 0.0, 0.0)  # laser pose in the body frame [m, m, rad]
+    # (N,) or scalar [m]: planning grows every radius by it (ORCA discs, route clearance);
+    # contact is still judged on ``radius``. 0 here; the node's parameter defaults to 0.05 m.
+    safety_margin: object = 0.0
+    max_coordinate: float = 1e5            # [m] larger |x| or |y|: pose or goal refused
+
+    @property
+    def planning_radius(self) -> np.ndarray:
+        """Return (N,) radius + safety_margin [m]: the disc each robot plans with."""
+        return self.radius + self.safety_margin
 
     @property
     def n(self) -> int:

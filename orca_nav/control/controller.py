@@ -28,6 +28,15 @@ from .navigation import NavigationConfig, Navigator
 from .scan_memory import ScanMemory
 from .states import RobotState
 
+# Odometry whose twist is faster than PLAUSIBLE_SPEED_FACTOR x the robot's limit plus
+# PLAUSIBLE_SPEED_SLACK is no measurement (a unit mistake, a glitch, a corrupt message): the
+# message is refused. Generous on purpose: a robot pushed or sliding must not be refused.
+PLAUSIBLE_SPEED_FACTOR = 10.0
+PLAUSIBLE_SPEED_SLACK = 1.0  # [m/s] for the speed, [rad/s] for the yaw rate
+# A solver call that raises is re-run without the robot that makes it fail, at most this many
+# times per tick (each search costs about log2(N) solver calls); beyond, the tick fails.
+MAX_SOLVER_CULPRITS = 4
+
 
 @dataclass
 class FleetInputs:
@@ -43,6 +52,14 @@ class FleetInputs:
     has_pose: np.ndarray    # (N,) bool: a valid odometry message has arrived
     odom_time: np.ndarray   # (N,) [s] when the newest valid odometry was received
     scans: list = field(default_factory=list)  # ScanInput received since the last tick
+    # (N,) bool: the newest odometry message was refused (unreadable, NaN, zero quaternion);
+    # the robot is stopped until a valid one arrives. None: all False.
+    rejected: np.ndarray = None
+
+    def __post_init__(self):
+        """Give ``rejected`` its N rows when it was not passed."""
+        if self.rejected is None:
+            self.rejected = np.zeros(len(self.has_pose), bool)
 
     @classmethod
     def empty(cls, n: int) -> 'FleetInputs':
@@ -58,6 +75,7 @@ class FleetInputs:
         self.twist[i] = (v_forward, v_left, yaw_rate)
         self.has_pose[i] = True
         self.odom_time[i] = time
+        self.rejected[i] = False
 
 
 @dataclass
@@ -69,8 +87,10 @@ class StepResult:
     distance: np.ndarray    # (C,) [m] to the goal, inf without a goal
     positions: np.ndarray   # (N, 2) global [m]
     velocities: np.ndarray  # (N, 2) global ORCA velocities [m/s]
-    known: np.ndarray       # (N,) bool: a pose has been received
-    warnings: list = field(default_factory=list)  # (robot row or None, message) for the log
+    known: np.ndarray       # (N,) bool: a valid pose has been received
+    # (robot row or None, '<field>: message') for the log; the text before the first ':'
+    # names what was wrong (e.g. 'odometry pose'), so a log can throttle per robot and field.
+    warnings: list = field(default_factory=list)
 
 
 class FleetController:
@@ -94,7 +114,14 @@ class FleetController:
         self.goal_yaw = np.zeros(c)
         self.has_goal = np.zeros(c, bool)
         self.scan_memory = ScanMemory(c)
-        self.navigator = Navigator(config.radius[:c], navigation, executor)
+        # Routes keep the planning radius (radius + safety_margin) + route_margin from walls.
+        self.navigator = Navigator(config.planning_radius[:c], navigation, executor)
+        n = config.n
+        self._good_pose = np.zeros((n, 3))        # last global pose that passed the checks
+        self._good_time = np.full(n, -np.inf)     # its odometry time [s]
+        self._bad_time = np.full(n, np.nan)       # odometry time of the last refused pose
+        self.odom_rejected = np.zeros(n, np.int64)  # odometry refused here, per robot
+        self.solver_failures = 0                  # solver calls that raised (then re-run)
 
     def reconfigure(self, config: FleetConfig, navigation: NavigationConfig = None) -> None:
         """Use new settings from the next tick on (same robots; goals and memory are kept)."""
@@ -118,12 +145,21 @@ class FleetController:
         if len(points) == 0:
             self.navigator.goal_changed(i)
             return
+        self._check_goal('route', points)
         self.goal[i] = points[-1]
         self.has_goal[i] = True
         self.navigator.set_external_route(i, points)
 
     def set_goal(self, i: int, x: float, y: float, yaw: float = 0.0) -> bool:
-        """Give commanded robot i a goal in the global frame; False if it already had it."""
+        """
+        Give commanded robot i a goal in the global frame; False if it already had it.
+
+        Raises ValueError (and keeps the old goal) when a value is not finite or |x| or |y|
+        exceeds max_coordinate.
+        """
+        self._check_goal('goal', np.array([[x, y]], dtype=float))
+        if not np.isfinite(yaw):
+            raise ValueError(f'goal orientation: yaw {yaw} is not finite')
         if self.has_goal[i] and self.goal[i, 0] == x and self.goal[i, 1] == y \
                 and self.goal_yaw[i] == yaw:
             return False
@@ -132,6 +168,15 @@ class FleetController:
         self.has_goal[i] = True
         self.navigator.goal_changed(i)
         return True
+
+    def _check_goal(self, what, points):
+        """Raise ValueError '<what> position: ...' unless every point is finite and in range."""
+        limit = self.config.max_coordinate
+        bad = ~(np.abs(points) <= limit).all(axis=1)  # NaN compares False: refused too
+        if bad.any():
+            x, y = points[np.flatnonzero(bad)[0]]
+            raise ValueError(f'{what} position: ({x:.6g}, {y:.6g}) is not finite or beyond '
+                             f'max_coordinate ({limit:g} m)')
 
     def cancel_goal(self, i: int) -> None:
         """Forget robot i's goal: it stops and reports idle."""
@@ -143,31 +188,38 @@ class FleetController:
         One ORCA step for the fleet at time ``now`` [s] (the clock of ``inputs.odom_time``).
 
         Robots whose odometry is older than odom_timeout get zero commands; others keep avoiding
-        them at their last position for stale_keepout_time more. Every command is finite and
-        within the robot's limits.
+        them at their last position for stale_keepout_time more. A robot whose newest odometry
+        is refused (``inputs.rejected``, or here: a pose after odom_offset that is not finite or
+        beyond max_coordinate, a twist faster than plausible) is stopped at once and avoided at
+        its last valid pose, as a stale one; the others' commands do not change. Every command
+        is finite and within the robot's limits.
         """
         cfg = self.config
         c = cfg.n_controlled
-        pos, yaw = compose_poses(cfg.odom_offset, inputs.odom_xy, inputs.odom_yaw)
-        age = now - inputs.odom_time
-        fresh = inputs.has_pose & (age <= cfg.odom_timeout)
-        present = inputs.has_pose & (age <= cfg.odom_timeout + cfg.stale_keepout_time)
+        warnings = []
+        valid = self._check_odometry(inputs, warnings)
+        pos, yaw = self._good_pose[:, :2].copy(), self._good_pose[:, 2].copy()
+        twist = np.where(valid[:, None], inputs.twist, 0.0)
+        known = np.isfinite(self._good_time)
+        age = now - self._good_time
+        fresh = valid & (age <= cfg.odom_timeout)
+        present = known & (age <= cfg.odom_timeout + cfg.stale_keepout_time)
         active = fresh.copy()
         active[c:] = False
 
         # Every robot as an ORCA disc: the centre for holonomic robots, the point ahead of the
-        # axle (radius + lookahead) for differential ones. Stale robots stand still.
+        # axle (radius + margin + lookahead) for differential ones. Stale robots stand still.
         diff = cfg.differential
-        centre_vel = drive.body_to_world(inputs.twist[:, :2], yaw)
-        point_vel = drive.lookahead_velocities(inputs.twist[:, 0], inputs.twist[:, 2], yaw,
-                                               cfg.lookahead)
+        centre_vel = drive.body_to_world(twist[:, :2], yaw)
+        point_vel = drive.lookahead_velocities(twist[:, 0], twist[:, 2], yaw, cfg.lookahead)
         orca_pos = np.where(diff[:, None], drive.lookahead_points(pos, yaw, cfg.lookahead), pos)
         orca_vel = np.where(diff[:, None], point_vel, centre_vel)
         orca_vel[~fresh] = 0.0
-        orca_radius = cfg.radius + cfg.lookahead
+        orca_radius = cfg.planning_radius + cfg.lookahead
 
         _, reached, dist = drive.preferred_velocities(
             pos[:c], self.goal, self.has_goal, 0.0, 0.0, cfg.goal_tolerance)
+        dist = np.where(known[:c], dist, np.inf)
         # Toward the goal, or toward a carrot on the route; standing while planning.
         target, nav_states = self.navigator.update(now, pos[:c], self.goal, self.has_goal,
                                                    fresh[:c], reached)
@@ -179,32 +231,141 @@ class FleetController:
         all_pref = np.zeros_like(pos)
         all_pref[:c] = pref
 
-        warnings = []
         new_vel = np.zeros_like(pos)
-        idx = np.flatnonzero(present)
         if active.any():
             if cfg.scan_enabled:
                 warnings += self.scan_memory.update(inputs.scans, pos, yaw, fresh, present,
                                                     cfg.radius, cfg.scan_sensor_offset)
-            obstacles = self._obstacles(now, idx, orca_pos, orca_radius, active)
-            new_vel[idx] = compute_velocities(
-                orca_pos[idx], orca_vel[idx], all_pref[idx], orca_radius[idx],
-                cfg.max_speed[idx], time_step=cfg.period, neighbor_dist=cfg.neighbor_dist,
-                max_neighbors=cfg.max_neighbors, time_horizon=cfg.time_horizon,
-                time_horizon_obst=cfg.time_horizon_obst, obstacles=obstacles,
-                active=active[idx], collision_guard=True)
+
+            def solve(rows):
+                obstacles = self._obstacles(now, rows, orca_pos, orca_radius, active)
+                return compute_velocities(
+                    orca_pos[rows], orca_vel[rows], all_pref[rows], orca_radius[rows],
+                    cfg.max_speed[rows], time_step=cfg.period, neighbor_dist=cfg.neighbor_dist,
+                    max_neighbors=cfg.max_neighbors, time_horizon=cfg.time_horizon,
+                    time_horizon_obst=cfg.time_horizon_obst, obstacles=obstacles,
+                    active=active[rows], collision_guard=True)
+
+            def finite(rows):
+                values = np.column_stack([orca_pos[rows], orca_vel[rows], all_pref[rows],
+                                          orca_radius[rows], cfg.max_speed[rows]])
+                return np.isfinite(values).all(axis=1)
+
+            idx, vel = self._solve_isolating(solve, finite, np.flatnonzero(present), warnings)
+            new_vel[idx] = vel
+            left_out = present.copy()
+            left_out[idx] = False
+            active &= ~left_out  # robots the solver failed with: stopped this tick
 
         warnings += self.navigator.warnings
         self.navigator.warnings = []
-        cmd = self._commands(new_vel[:c], yaw[:c], active[:c])
-        states = [self._state(i, inputs.has_pose[i], fresh[i], reached[i], nav_states[i])
-                  for i in range(c)]
+        cmd = self._commands(new_vel[:c], yaw[:c], active[:c], warnings)
+        states = [self._state(i, inputs.has_pose[i], valid[i], fresh[i], reached[i],
+                              nav_states[i]) for i in range(c)]
         return StepResult(commands=cmd, states=states, distance=dist, positions=pos,
-                          velocities=new_vel, known=inputs.has_pose.copy(), warnings=warnings)
+                          velocities=new_vel, known=known, warnings=warnings)
 
-    def _state(self, i, has_pose, fresh, reached, navigation):
+    def _check_odometry(self, inputs, warnings):
+        """
+        Judge every robot's odometry in the global frame; remember the poses that pass.
+
+        Returns valid (N,) bool: odometry received, its newest message not refused, the pose
+        after odom_offset finite and within max_coordinate, the twist plausible. A refused
+        message is counted (``odom_rejected``) and warned about once, not at every tick.
+        """
+        cfg = self.config
+        with np.errstate(over='ignore', invalid='ignore'):
+            pos, yaw = compose_poses(cfg.odom_offset, inputs.odom_xy, inputs.odom_yaw)
+            pose_ok = (np.abs(pos) <= cfg.max_coordinate).all(axis=1) & np.isfinite(yaw)
+            speed = np.hypot(inputs.twist[:, 0], inputs.twist[:, 1])
+            speed_limit = PLAUSIBLE_SPEED_FACTOR * cfg.max_speed + PLAUSIBLE_SPEED_SLACK
+            turn_limit = (PLAUSIBLE_SPEED_FACTOR * cfg.max_angular_speed
+                          + PLAUSIBLE_SPEED_SLACK)
+            twist_ok = (speed <= speed_limit) & (np.abs(inputs.twist[:, 2]) <= turn_limit)
+        received = inputs.has_pose & ~inputs.rejected
+        valid = received & pose_ok & twist_ok
+        bad = received & ~valid
+        for i in np.flatnonzero(bad & (inputs.odom_time != self._bad_time)):
+            self._bad_time[i] = inputs.odom_time[i]
+            self.odom_rejected[i] += 1
+            if not pose_ok[i]:
+                x, y = pos[i]
+                warnings.append((int(i), f'odometry pose: ({x:.6g}, {y:.6g}) after odom_offset '
+                                         f'is not finite or beyond max_coordinate '
+                                         f'({cfg.max_coordinate:g} m); stopped'))
+            else:
+                v, w = speed[i], inputs.twist[i, 2]
+                warnings.append((int(i), f'odometry twist: speed {v:.6g} m/s or yaw rate '
+                                         f'{w:.6g} rad/s is beyond the plausible '
+                                         f'{speed_limit[i]:g} m/s, {turn_limit[i]:g} rad/s; '
+                                         'stopped'))
+        self._good_pose[valid, :2] = pos[valid]
+        self._good_pose[valid, 2] = yaw[valid]
+        self._good_time[valid] = inputs.odom_time[valid]
+        return valid
+
+    def _solve_isolating(self, solve, finite, idx, warnings):
+        """
+        Run ``solve(rows)`` on rows idx; if it raises, re-run it without the robots causing it.
+
+        Robots whose solver inputs are not finite (``finite(rows)`` -> bool per row) go first;
+        then, while it still fails, the first row whose addition makes it fail (binary search
+        over prefixes of the rows) is left out, MAX_SOLVER_CULPRITS times at most. Returns
+        (rows solved, their velocities); re-raises the first error when that does not help.
+        """
+        try:
+            return idx, solve(idx)
+        except Exception as exc:  # noqa: B902 -- the solver failing must not stop everyone
+            first = exc
+        self.solver_failures += 1
+        ok = finite(idx)
+        left_out = list(idx[~ok])
+        rows = idx[ok]
+        for _ in range(MAX_SOLVER_CULPRITS + 1):
+            try:
+                vel = solve(rows)
+                break
+            except Exception:  # noqa: B902 -- searched for below
+                if len(left_out) >= MAX_SOLVER_CULPRITS or len(rows) == 0:
+                    raise first
+            culprit = self._first_failing_row(solve, rows)
+            if culprit is None:
+                raise first
+            left_out.append(culprit)
+            rows = rows[rows != culprit]
+        else:
+            raise first
+        for i in left_out:
+            warnings.append((int(i), f'solver: failed with this robot ({first!r}); left out '
+                                     'of this tick and stopped'))
+        return rows, vel
+
+    @staticmethod
+    def _first_failing_row(solve, rows):
+        """Return the row whose addition makes solve(rows[:k]) fail; rows[:all] must fail."""
+        def fails(k):
+            try:
+                solve(rows[:k])
+            except Exception:  # noqa: B902 -- any failure counts
+                return True
+            return False
+
+        if len(rows) == 0:
+            return None
+        lo, hi = 0, len(rows)  # solve(rows[:lo]) succeeds (none: trivially), rows[:hi] fails
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if fails(mid):
+                hi = mid
+            else:
+                lo = mid
+        return rows[hi - 1]
+
+    def _state(self, i, has_pose, valid, fresh, reached, navigation):
         if not has_pose:
             return RobotState.NO_ODOMETRY
+        if not valid:
+            return RobotState.REJECTED_ODOMETRY
         if not fresh:
             return RobotState.STALE_ODOMETRY
         if not self.has_goal[i]:
@@ -244,8 +405,29 @@ class FleetController:
         return Obstacles.build(segments=np.concatenate(parts),
                                segment_owner=np.concatenate(owners))
 
-    def _commands(self, velocities, yaw, active):
-        """Global ORCA velocities (C, 2) -> body-frame commands (C, 3) of active robots."""
+    def _commands(self, velocities, yaw, active, warnings):
+        """
+        Global ORCA velocities (C, 2) -> body-frame commands (C, 3) of active robots.
+
+        Computed for all robots at once; if that raises, robot by robot, and a robot whose
+        own mapping fails gets a zero command (and a warning), the others theirs.
+        """
+        try:
+            return self._map_commands(velocities, yaw, active)
+        except Exception:  # noqa: B902 -- isolate the robot it fails for, below
+            pass
+        cmd = np.zeros((self.config.n_controlled, 3))
+        for i in np.flatnonzero(active):
+            alone = np.zeros_like(active)
+            alone[i] = True
+            try:
+                cmd[i] = self._map_commands(velocities, yaw, alone)[i]
+            except Exception as exc:  # noqa: B902 -- only this robot stops
+                warnings.append((int(i), f'command: drive mapping failed ({exc!r}); stopped'))
+        return cmd
+
+    def _map_commands(self, velocities, yaw, active):
+        """Map the velocities of the active robots to their drives' commands, then limit."""
         cfg = self.config
         c = cfg.n_controlled
         cmd = np.zeros((c, 3))

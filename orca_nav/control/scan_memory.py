@@ -59,7 +59,7 @@ class ScanMemory:
                     scan.ranges, scan.angle_min, scan.angle_increment, scan.range_min,
                     scan.range_max, sensor, pos[others], radius[others])
                 self._time[i] = scan.time
-            except ValueError as exc:
+            except Exception as exc:  # noqa: B902 -- one robot's bad scan stops no one else
                 self.rejected += 1
                 warnings.append((i, f'scan rejected: {exc}'))
         return warnings

@@ -12,6 +12,8 @@ class RobotState(str, Enum):
 
     NO_ODOMETRY = 'no_odometry'        # no valid odometry received yet
     STALE_ODOMETRY = 'stale_odometry'  # newest valid odometry older than odom_timeout: stopped
+    # newest odometry refused (NaN, zero quaternion, implausible pose or twist): stopped
+    REJECTED_ODOMETRY = 'rejected_odometry'
     IDLE = 'idle'                      # no goal
     PLANNING = 'planning'              # a route to the goal is being planned on the map
     ACTIVE = 'active'                  # driving to the goal

@@ -56,35 +56,42 @@ class OdometryStore(MessageStore):
     Serialized nav_msgs/Odometry of every robot (raw subscriptions), read at tick time.
 
     ``update`` turns the newest message of each robot into ``inputs`` (a FleetInputs); a
-    malformed or non-finite message is rejected and leaves that robot's previous values.
+    malformed or non-finite message, or one with a zero quaternion, is refused: it leaves the
+    robot's previous values and marks it ``inputs.rejected`` (stopped until a valid one).
+    Public counters: ``rejected`` (all robots), ``rejected_by_robot`` (N,).
     """
 
     def __init__(self, n, clock):
         """Empty store and empty FleetInputs for N robots."""
         super().__init__(n, clock)
         self.inputs = FleetInputs.empty(n)
-        self.rejected = 0
+        self.rejected_by_robot = np.zeros(n, np.int64)
         self.max_delay_ns = 0  # largest receive - stamp since reset_delay()
 
+    @property
+    def rejected(self):
+        """Messages refused, all robots."""
+        return int(self.rejected_by_robot.sum())
+
     def update(self):
-        """Read the new messages into ``inputs``; return (robot, warning) for rejected ones."""
+        """Read the new messages into ``inputs``; return (robot, warning) for refused ones."""
         warnings = []
         inputs = self.inputs
         for i, buf, rx_ns in self.take_new():
             try:
                 values = messages.odometry_from_cdr(buf)
-            except ValueError as exc:
-                values, reason = None, str(exc)
-            else:
-                reason = 'odometry with NaN or inf rejected'
-            if values is None:
-                self.rejected += 1
-                warnings.append((i, reason))
+            except Exception as exc:  # noqa: B902 -- one robot's message, whatever is wrong
+                self.rejected_by_robot[i] += 1
+                inputs.rejected[i] = True
+                text = str(exc) if isinstance(exc, ValueError) else (
+                    f'odometry message: unreadable ({exc!r})')
+                warnings.append((i, f'{text}; stopped'))
                 continue
             inputs.odom_xy[i] = values[0:2]
             inputs.odom_yaw[i] = values[2]
             inputs.twist[i] = values[3:6]
             inputs.has_pose[i] = True
+            inputs.rejected[i] = False
             inputs.odom_time[i] = rx_ns * NS_PER_S
             self.max_delay_ns = max(self.max_delay_ns, rx_ns - values[6])
         return warnings

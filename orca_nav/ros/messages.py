@@ -23,9 +23,30 @@ MARKER_ARROW_Z = 0.1
 MARKER_ARROW_SECONDS = 1.0
 
 
+# A quaternion shorter than this is "zero" (e.g. a message whose orientation was never set):
+# its direction is noise, so it is rejected rather than read as yaw 0.
+MIN_QUATERNION_NORM = 1e-6
+
+
 def yaw_from_quaternion(x, y, z, w):
-    """Yaw [rad] of a quaternion (rotation about z; roll and pitch are ignored)."""
-    return math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
+    """Yaw [rad] of a quaternion (rotation about z; roll and pitch are ignored), any length."""
+    # w^2 + x^2 - y^2 - z^2 (not 1 - 2 (y^2 + z^2)): the same for a unit quaternion, and it
+    # scales like the numerator, so a quaternion of another length gives the same yaw.
+    return math.atan2(2.0 * (w * z + x * y), w * w + x * x - y * y - z * z)
+
+
+def unit_quaternion(x, y, z, w, what='orientation'):
+    """
+    Return (x, y, z, w) normalised to length 1; ValueError naming ``what`` if impossible.
+
+    Refused: a NaN or infinite component, or a length below MIN_QUATERNION_NORM (zero).
+    """
+    if not all(map(math.isfinite, (x, y, z, w))):
+        raise ValueError(f'{what}: quaternion is not finite ({x}, {y}, {z}, {w})')
+    norm = math.hypot(x, y, z, w)  # hypot does not overflow for components near 1e308
+    if not norm >= MIN_QUATERNION_NORM:
+        raise ValueError(f'{what}: zero quaternion ({x}, {y}, {z}, {w}) has no direction')
+    return x / norm, y / norm, z / norm, w / norm
 
 
 def quaternion_from_yaw(yaw):
@@ -35,20 +56,33 @@ def quaternion_from_yaw(yaw):
 
 def odometry_to_tuple(msg):
     """
-    ``nav_msgs/Odometry`` -> (x, y, yaw, v_forward, v_left, yaw_rate), floats, or None.
+    ``nav_msgs/Odometry`` -> (x, y, yaw, v_forward, v_left, yaw_rate), floats.
 
     Pose in the odometry frame (header.frame_id); twist in the body frame (child_frame_id), as
-    REP 105 and nav_msgs/Odometry specify. None when any of these values (or the quaternion) is
-    NaN or infinite.
+    REP 105 and nav_msgs/Odometry specify. The quaternion is normalised. ValueError naming the
+    field when a value is NaN or infinite or the quaternion is zero (see odometry_values).
     """
     p = msg.pose.pose.position
     q = msg.pose.pose.orientation
     t = msg.twist.twist
-    raw = (p.x, p.y, q.x, q.y, q.z, q.w, t.linear.x, t.linear.y, t.angular.z)
-    if not all(map(math.isfinite, raw)):
-        return None
-    return (p.x, p.y, yaw_from_quaternion(q.x, q.y, q.z, q.w),
-            t.linear.x, t.linear.y, t.angular.z)
+    return odometry_values(p.x, p.y, q.x, q.y, q.z, q.w, t.linear.x, t.linear.y, t.angular.z)
+
+
+def odometry_values(px, py, qx, qy, qz, qw, vx, vy, wz):
+    """
+    Check one odometry message; return (x, y, yaw, v_forward, v_left, yaw_rate).
+
+    Raises ValueError whose text starts with the field: ``odometry position: ...`` (NaN or
+    infinite), ``odometry orientation: ...`` (NaN, infinite or zero quaternion) or
+    ``odometry twist: ...``. Implausible but finite values are the controller's to judge
+    (after the odometry frame's offset is applied).
+    """
+    if not (math.isfinite(px) and math.isfinite(py)):
+        raise ValueError(f'odometry position: not finite ({px}, {py})')
+    if not (math.isfinite(vx) and math.isfinite(vy) and math.isfinite(wz)):
+        raise ValueError(f'odometry twist: not finite ({vx}, {vy}, {wz})')
+    qx, qy, qz, qw = unit_quaternion(qx, qy, qz, qw, 'odometry orientation')
+    return px, py, yaw_from_quaternion(qx, qy, qz, qw), vx, vy, wz
 
 
 # Serialized nav_msgs/Odometry (CDR, as every ROS 2 middleware sends it): a 4-byte
@@ -64,8 +98,8 @@ def odometry_from_cdr(buf):
 
     The same numbers as ``odometry_to_tuple`` without building the Python message: rclpy needs
     ~100 us to deserialize an Odometry (mostly its two covariance arrays), this takes ~3 us,
-    which decides how many robots one node can follow. None when a value is NaN or infinite;
-    ValueError when the buffer is not an Odometry.
+    which decides how many robots one node can follow. ValueError when the buffer is not an
+    Odometry, and, naming the field, when a value is NaN or infinite or the quaternion is zero.
     """
     try:
         e = '<' if buf[1] == 1 else '>'
@@ -80,31 +114,30 @@ def odometry_from_cdr(buf):
         o += 7 * 8 + _POSE_COVARIANCE_BYTES
         vx, vy, _, _, _, wz = struct.unpack_from(e + '6d', buf, o)
     except (struct.error, IndexError, TypeError) as exc:
-        raise ValueError(f'not a serialized nav_msgs/Odometry: {exc}') from None
-    if not all(map(math.isfinite, (px, py, qx, qy, qz, qw, vx, vy, wz))):
-        return None
-    return (px, py, yaw_from_quaternion(qx, qy, qz, qw), vx, vy, wz,
-            sec * 1_000_000_000 + nanosec)
+        raise ValueError(f'odometry message: not a serialized nav_msgs/Odometry: {exc}') from None
+    return odometry_values(px, py, qx, qy, qz, qw, vx, vy, wz) + (
+        sec * 1_000_000_000 + nanosec,)
 
 
 def goal_from_pose(msg, global_frame):
     """
     ``geometry_msgs/PoseStamped`` -> (x, y, yaw) in global_frame.
 
-    Raises ValueError with a reason when the frame is not global_frame or a value is not finite.
+    Raises ValueError with a reason when the frame is not global_frame, a value is not finite
+    or the quaternion is zero (a quaternion of another length is normalised). Whether the
+    position is plausible (max_coordinate) is the controller's to judge (``set_goal``).
     """
     frame = msg.header.frame_id.lstrip('/')
     if frame != global_frame:
-        raise ValueError(f'goal frame {msg.header.frame_id!r} is not the global frame '
+        raise ValueError(f'goal frame: {msg.header.frame_id!r} is not the global frame '
                          f'{global_frame!r} (no transform is done: send goals in '
                          f'{global_frame!r})')
     p = msg.pose.position
     q = msg.pose.orientation
-    values = (p.x, p.y, p.z, q.x, q.y, q.z, q.w)
-    if not all(math.isfinite(v) for v in values):
-        raise ValueError(f'goal has a NaN or infinite value: position ({p.x}, {p.y}, {p.z}), '
-                         f'orientation ({q.x}, {q.y}, {q.z}, {q.w})')
-    return p.x, p.y, yaw_from_quaternion(q.x, q.y, q.z, q.w)
+    if not all(math.isfinite(v) for v in (p.x, p.y, p.z)):
+        raise ValueError(f'goal position: NaN or infinite value ({p.x}, {p.y}, {p.z})')
+    q = unit_quaternion(q.x, q.y, q.z, q.w, 'goal orientation')
+    return p.x, p.y, yaw_from_quaternion(*q)
 
 
 def make_goal(x, y, yaw=0.0, frame_id='map', stamp=None):
@@ -177,8 +210,9 @@ def grid_from_occupancy(msg, global_frame, occupied_threshold, unknown_is_free, 
               o.orientation.w, info.resolution)
     if not all(map(math.isfinite, values)):
         raise ValueError(f'map origin or resolution is not finite: {values}')
-    yaw = yaw_from_quaternion(o.orientation.x, o.orientation.y, o.orientation.z,
-                              o.orientation.w)
+    yaw = yaw_from_quaternion(*unit_quaternion(o.orientation.x, o.orientation.y,
+                                               o.orientation.z, o.orientation.w,
+                                               'map origin orientation'))
     return GridMap.from_occupancy(
         np.frombuffer(msg.data, dtype=np.int8) if len(msg.data) else np.zeros(0, np.int8),
         info.width, info.height, info.resolution, (o.position.x, o.position.y, yaw),
@@ -229,9 +263,10 @@ def _color(r, g, b, a=1.0):
 
 
 # Disc colours by state (see docs/node.md): green moving, blue arrived or idle,
-# grey observed, red stale or missing odometry.
+# grey observed, red stale, refused or missing odometry.
 STATE_COLORS = {'active': (0.1, 0.8, 0.2), 'reached': (0.2, 0.4, 1.0), 'idle': (0.2, 0.4, 1.0),
                 'observed': (0.6, 0.6, 0.6), 'stale_odometry': (1.0, 0.1, 0.1),
+                'rejected_odometry': (1.0, 0.1, 0.1),
                 'no_odometry': (1.0, 0.1, 0.1), 'planning': (0.9, 0.9, 0.2),
                 'stuck': (1.0, 0.5, 0.0), 'unreachable': (0.6, 0.0, 0.6)}
 

@@ -17,6 +17,7 @@ import time
 
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import OccupancyGrid, Odometry, Path
+import numpy as np
 from orca_nav.control import FleetController
 from orca_nav.core import warmup
 from orca_nav.ros import messages
@@ -34,7 +35,7 @@ from std_msgs.msg import String
 # match; the timer only ever uses the newest message of each robot.
 ODOM_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=5,
                       reliability=ReliabilityPolicy.BEST_EFFORT)
-WARN_THROTTLE = 2.0         # [s] between repeats of the same warning
+WARN_THROTTLE = 2.0         # [s] between two warnings of one robot about one field
 
 
 class OrcaNavNode(Node):
@@ -59,6 +60,7 @@ class OrcaNavNode(Node):
         self.outputs = FleetOutputs(self, self.settings)
         self.goals_received = self.goals_rejected = 0
         self.maps_rejected = self.paths_rejected = 0
+        self._warned = {}  # (robot row or None, field) -> (last logged [s, monotonic], held)
         self._result = None
         for i, robot in enumerate(names):
             # raw=True: the odometry callback stores the serialized message; the tick reads
@@ -89,8 +91,24 @@ class OrcaNavNode(Node):
             self.controller.reconfigure(settings.fleet, settings.navigation)
         return result
 
-    def _warn(self, text):
-        self.get_logger().warning(text, throttle_duration_sec=WARN_THROTTLE)
+    def _warn(self, i, text):
+        """
+        Log a warning about robot row i (None: the fleet), throttled per robot and field.
+
+        The field is the text before its first ':' ('odometry pose', 'goal position', ...):
+        one robot's flood of bad messages neither floods the log nor hides another robot's
+        warnings. Held-back repeats are counted in the next one that is logged.
+        """
+        key = (i, text.split(':', 1)[0])
+        now = time.monotonic()
+        last, held = self._warned.get(key, (-float('inf'), 0))
+        if now - last < WARN_THROTTLE:
+            self._warned[key] = (last, held + 1)
+            return
+        self._warned[key] = (now, 0)
+        if held:
+            text += f' ({held} more since the last such warning)'
+        self.get_logger().warning(text if i is None else f'{self.settings.names[i]}: {text}')
 
     def _goal_callback(self, i):
         """Goal callback of robot i: check frame and values, then hand the goal over."""
@@ -100,26 +118,24 @@ class OrcaNavNode(Node):
             self.goals_received += 1
             try:
                 x, y, yaw = messages.goal_from_pose(msg, self.settings.params.global_frame)
+                changed = self.controller.set_goal(i, x, y, yaw)  # checks max_coordinate
             except ValueError as exc:
                 self.goals_rejected += 1
-                self._warn(f'{robot}: goal rejected: {exc}')
+                self._warn(i, f'{exc}; goal rejected')
                 return
-            if self.controller.set_goal(i, x, y, yaw):
+            if changed:  # DEBUG: a flood of goals must not flood the log
                 self.get_logger().debug(f'{robot}: new goal ({x:.2f}, {y:.2f})')
         return callback
 
     def _path_callback(self, i):
         """External route of robot i (e.g. Nav2's planner): followed to its last pose."""
-        robot = self.settings.names[i]
-
         def callback(msg):
             try:
                 points = messages.route_from_path(msg, self.settings.params.global_frame)
+                self.controller.set_route(i, points)  # checks max_coordinate
             except ValueError as exc:
                 self.paths_rejected += 1
-                self._warn(f'{robot}: path rejected: {exc}')
-                return
-            self.controller.set_route(i, points)
+                self._warn(i, f'path rejected: {exc}')
         return callback
 
     def _on_map(self, msg):
@@ -130,14 +146,19 @@ class OrcaNavNode(Node):
                                                 p.unknown_is_free, p.max_map_cells)
         except ValueError as exc:
             self.maps_rejected += 1
-            self._warn(f'map rejected, keeping the previous one: {exc}')
+            self._warn(None, f'map rejected, keeping the previous one: {exc}')
             return
         self.controller.set_map(grid)
         self.get_logger().info(f'map {msg.info.width} x {msg.info.height} cells at '
                                f'{msg.info.resolution} m: planning routes')
 
     def _tick(self):
-        """Timer callback: one controller step; zero commands and a log line if it fails."""
+        """
+        Timer callback: one controller step; zero commands and a log line if it fails.
+
+        Bad input of one robot stops that robot only (the controller isolates it, including a
+        solver call that fails with it); the fallback here is for what cannot be isolated.
+        """
         start = time.perf_counter()
         now_ns = self.get_clock().now().nanoseconds
         self.monitor.start(now_ns)
@@ -150,7 +171,7 @@ class OrcaNavNode(Node):
             self.outputs.status(self._result, self.controller)
             self.outputs.routes(self.controller.navigator)
             for i, text in warnings + self._result.warnings:
-                self._warn(text if i is None else f'{self.settings.names[i]}: {text}')
+                self._warn(i, text)
         except Exception as exc:  # noqa: B902 -- one bad tick must not kill the node
             self.monitor.errors += 1
             self.get_logger().error(f'tick failed ({exc!r}); publishing zero commands',
@@ -169,8 +190,14 @@ class OrcaNavNode(Node):
     def tick_stats(self):
         """Tick statistics: counts, missed periods and tick duration percentiles [ms]."""
         stats = self.monitor.stats()
+        rejected = self.odometry.rejected_by_robot + self.controller.odom_rejected
         stats.update({'odom_received': self.odometry.received,
-                      'odom_rejected': self.odometry.rejected,
+                      'odom_rejected': int(rejected.sum()),
+                      # per robot, only robots with refused odometry (keeps the JSON short)
+                      'odom_rejected_by_robot': {self.settings.names[i]: int(rejected[i])
+                                                 for i in np.flatnonzero(rejected)},
+                      'solver_failures': self.controller.solver_failures,
+                      'goals_received': self.goals_received,
                       'goals_rejected': self.goals_rejected,
                       'scans_received': self.scans.received,
                       'scans_rejected': self.controller.scan_memory.rejected,

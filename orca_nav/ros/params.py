@@ -15,8 +15,9 @@ The orca_nav node's parameters: one table, one validator, one resolver. No ROS a
 
 (``robot2.radius: 0.35`` on one line works too; on the command line
 ``-p robot2.radius:=0.35``). A numeric override of 0 and a drive override of '' mean "use the
-fleet value". Floating-point values must be written with a decimal point (``1.0``, not ``1``):
-ROS 2 types parameters by their YAML value and refuses an integer for a double.
+fleet value" (for ``safety_margin``, where 0 is a margin, a negative value). Floating-point
+values must be written with a decimal point (``1.0``, not ``1``): ROS 2 types parameters by
+their YAML value and refuses an integer for a double.
 
 ``validate(values)`` is a pure function of a ``{name: value}`` dict that returns an error message
 or None; the node calls it on the declared values at start-up and on every ``ros2 param set``
@@ -141,6 +142,13 @@ FLEET_PARAMS = (
     _p('stale_keepout_time', 5.0, 'double',
        'Others keep avoiding a robot with stale odometry at its last known position this long '
        'after odom_timeout [s]', range=(0.0, 3600.0)),
+    _p('safety_margin', 0.05, 'double',
+       'Every radius grows by this for planning (ORCA discs and route clearance); contact is '
+       'still the true radii touching [m]. Larger: fewer contacts from localisation error and '
+       'latency, but wider detours and more deadlocks in narrow places', range=(0.0, 5.0)),
+    _p('max_coordinate', 1e5, 'double',
+       'Odometry poses (after odom_offset) and goals with |x| or |y| in global_frame above '
+       'this are rejected as implausible [m]', range=(1.0, 1e9)),
     # Visualisation.
     _p('publish_markers', True, 'bool', 'Publish visualization_msgs/MarkerArray on ~/markers'),
     _p('marker_rate', 2.0, 'double', 'Rate of ~/markers [Hz]', range=(0.1, 50.0),
@@ -202,9 +210,14 @@ ROBOT_PARAMS = (
        choices=('',) + DRIVES),
     _p('odom_offset', [0.0, 0.0, 0.0], 'double_array',
        "Pose of this robot's odometry frame in global_frame [x m, y m, yaw rad]", length=3),
+    _p('safety_margin', -1.0, 'double',
+       'Safety margin of this robot [m]; negative = the fleet value (0 is a valid margin)',
+       range=(-1.0, 5.0)),
 )
 
 FLEET_BY_NAME = {spec.name: spec for spec in FLEET_PARAMS}
+# Per-robot overrides for which 0 is a real value: a negative one means the fleet value.
+NEGATIVE_IS_FLEET = ('safety_margin',)
 ROBOT_BY_NAME = {spec.name: spec for spec in ROBOT_PARAMS}
 
 
@@ -351,14 +364,17 @@ def per_robot(values, names, key):
     One per-robot parameter for every robot: its override, or the fleet value where unset.
 
     An override of 0 (numbers), '' (strings) or a missing one means "use the fleet value";
-    ``odom_offset`` has no fleet value (default: the identity).
+    so does a negative ``safety_margin`` (there 0 is a margin); ``odom_offset`` has no fleet
+    value (default: the identity).
     """
     spec = ROBOT_BY_NAME[key]
     fleet = values.get(key, spec.default)
+    unset = (lambda v: v is None or v < 0.0) if key in NEGATIVE_IS_FLEET else (
+        lambda v: v in (0.0, '', None))
     out = []
     for robot in names:
         v = values.get(robot_param_name(robot, key), spec.default)
-        out.append(fleet if v in (0.0, '', None) else v)
+        out.append(fleet if unset(v) else v)
     return out
 
 
@@ -380,6 +396,8 @@ def resolve(values):
         differential=differential,
         lookahead=np.where(differential, params.lookahead_distance, 0.0),
         odom_offset=np.array(per_robot(values, names, 'odom_offset'), dtype=float).reshape(n, 3),
+        safety_margin=np.array(per_robot(values, names, 'safety_margin'), dtype=float),
+        max_coordinate=params.max_coordinate,
         period=1.0 / params.rate, goal_tolerance=params.goal_tolerance,
         slowdown_distance=params.slowdown_distance, pass_on_right=params.pass_on_right,
         neighbor_dist=params.neighbor_dist, max_neighbors=params.max_neighbors,

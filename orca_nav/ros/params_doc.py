@@ -43,7 +43,7 @@ ROBOT_TITLE = """\
 
 Declared as `<robot>.<name>` for every robot in `robots` and `observed_robots`, e.g.
 `robot2.radius` ({count} parameters per robot). A numeric override of `0` and a drive of
-`''` mean "the fleet value".
+`''` mean "the fleet value"; for `safety_margin`, where 0 is a margin, a negative value does.
 """
 
 COLUMNS = ('name', 'type', 'default', 'range / choices', 'read-only', 'description')

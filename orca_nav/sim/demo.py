@@ -141,8 +141,9 @@ class Monitor:
             self.routes[name] = route
 
     def _on_odom(self, i, msg):
-        values = odometry_to_tuple(msg)
-        if values is None:
+        try:
+            values = odometry_to_tuple(msg)
+        except ValueError:
             return
         self.latest[i] = values[:3]
         self.stamps[i] = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec

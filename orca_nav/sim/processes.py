@@ -19,7 +19,8 @@ from orca_nav.sim.scenarios import load_scenario, node_parameters, scenario_path
 import yaml
 
 GOAL_TOLERANCE = float(FLEET_BY_NAME['goal_tolerance'].default)  # [m] the node's default
-SAFETY_MARGIN = 0.05     # [m] added to the radii the node plans with (latency, odometry lag)
+# [m] the node's safety_margin (radii grow by it for planning: latency, odometry lag)
+SAFETY_MARGIN = float(FLEET_BY_NAME['safety_margin'].default)
 DOMAIN_ID_RANGE = (100, 199)  # random private domain; the tests use 30..49, the lead 10..29
 SHUTDOWN_GRACE = 10.0    # [s] a process gets after SIGINT (and again after SIGTERM)
 
@@ -117,15 +118,16 @@ def node_params(scenario, goal_tolerance=GOAL_TOLERANCE, safety_margin=SAFETY_MA
     Parameters of the orca_nav node for this run (names as in orca_nav/ros/params.py).
 
     The fleet values are the first robot's; every robot also gets its own overrides, so mixed
-    fleets work. The node plans with each radius grown by safety_margin [m] (odometry and
-    command latency); collisions are judged on the true radii. Obstacles are learned from the
-    scans (scan_enabled), never from the scenario.
+    fleets work. The node gets the true radii and its ``safety_margin`` parameter [m]
+    (odometry and command latency): it plans with each radius grown by the margin, while the
+    demo's metrics judge collisions on the true radii. Obstacles are learned from the scans
+    (scan_enabled), never from the scenario.
     """
     lists = node_parameters(scenario)
-    lists['radius'] = [r + float(safety_margin) for r in lists['radius']]
     params = {'robots': lists['robots'], 'drive': lists['drive'][0],
               'radius': lists['radius'][0], 'max_speed': lists['max_speed'][0],
               'max_angular_speed': lists['max_angular_speed'][0],
+              'safety_margin': float(safety_margin),
               'goal_tolerance': float(goal_tolerance), 'scan_enabled': True}
     params.update(per_robot_parameters(lists['robots'], **{
         key: lists[key] for key in ('radius', 'max_speed', 'max_angular_speed', 'drive')}))
