@@ -1,10 +1,23 @@
 """Laser scans -> obstacle segments in the global frame, remembered for a short time."""
 
 from dataclasses import dataclass
+import math
 
 import numpy as np
-from orca_nav.core.geometry import compose_pose
+from orca_nav.core.geometry import compose_pose, point_segment_distance
 from orca_nav.core.scan import scan_to_segments
+
+# A remembered segment is checked against each new scan at points this far apart [m] (at most
+# MAX_SAMPLES per segment): a beam that returns at such a point (within SEEN_TOLERANCE) sees
+# it again; one that reads farther passes through where it was.
+SAMPLE_SPACING = 0.05
+MAX_SAMPLES = 40
+SEEN_TOLERANCE = 0.1  # [m] range noise, plus the beam not quite through the point
+# A remembered segment whose every point lies this close [m] to a new segment is that segment
+# seen again: the new one replaces it (the memory merges repeated views of a wall).
+COVER_TOLERANCE = 0.05
+# Segments remembered per robot at most; beyond, those seen longest ago are forgotten.
+MAX_REMEMBERED = 128
 
 
 @dataclass(frozen=True)
@@ -22,26 +35,36 @@ class ScanInput:
 
 class ScanMemory:
     """
-    The newest scan segments of each commanded robot, with the time they were seen.
+    The scan segments each commanded robot has seen recently, with the time they were seen.
 
     ``update`` turns new scans into segments (returns from the other known robots dropped:
-    they are ORCA agents already); ``segments`` hands the segments younger than a timeout to
-    the core, each avoided by the robot that saw it or, shared, by every robot.
+    they are ORCA agents already), each placed with the robot's pose at the scan's time, and
+    merges them into the robot's memory: a remembered segment that a new one covers is
+    replaced; one that the new scan sees again (some beam returns on it), or cannot see
+    (occluded by something nearer, out of range or field of view), counts as seen now; one
+    the beams pass through is not, and is forgotten once not seen for ``obstacle_timeout``.
+    So a wall stays known while a passing robot hides part of it or the robot looks at it
+    edge-on, and a moved obstacle is forgotten as soon as the laser sees through its place.
+    ``segments`` hands the segments seen within a timeout to the core, each avoided by the
+    robot that saw it or, shared, by every robot.
     """
 
     def __init__(self, n_controlled: int):
         """Start with no segments for ``n_controlled`` robots."""
         self._segments = [np.zeros((0, 2, 2))] * n_controlled
-        self._time = np.full(n_controlled, -np.inf)
+        self._seen = [np.zeros(0)] * n_controlled  # (M,) [s] per robot
         self.rejected = 0  # scans refused as malformed
 
-    def update(self, scans, pos, yaw, fresh, present, radius, sensor_offset):
+    def update(self, scans, pos, yaw, fresh, present, radius, sensor_offset, history=None):
         """
         Turn new scans into segments; return warnings for the scans that were refused.
 
         scans : iterable of ScanInput; pos (N, 2), yaw (N,) global poses; fresh, present (N,)
         bool; radius (N,) [m]; sensor_offset (3,) laser pose in the body frame.
         Scans of robots without fresh odometry are skipped (their pose is not known).
+        history : PoseHistory or None; given, every robot's pose is taken at the scan's time
+        (``ScanInput.time``, the clock of the odometry times), not the newest one: a robot
+        moving at 0.5 m/s is 5 cm from where it scanned 0.1 s later.
         """
         warnings = []
         for scan in scans:
@@ -54,27 +77,101 @@ class ScanMemory:
             others = present.copy()
             others[i] = False
             try:
+                if history is not None:
+                    poses = history.at(scan.time)
+                    pos, yaw = poses[:, :2], poses[:, 2]
                 sensor = compose_pose((pos[i, 0], pos[i, 1], yaw[i]), sensor_offset)
-                self._segments[i] = scan_to_segments(
+                new = scan_to_segments(
                     scan.ranges, scan.angle_min, scan.angle_increment, scan.range_min,
-                    scan.range_max, sensor, pos[others], radius[others])
-                self._time[i] = scan.time
+                    scan.range_max, sensor, pos[others], radius[others], extend_ends=True)
+                self._merge(i, new, scan, sensor)
             except Exception as exc:  # noqa: B902 -- one robot's bad scan stops no one else
                 self.rejected += 1
                 warnings.append((i, f'scan rejected: {exc}'))
         return warnings
+
+    def _merge(self, i, new, scan, sensor):
+        """Merge robot i's new segments (K, 2, 2) into its memory (see the class)."""
+        old, seen = self._segments[i], self._seen[i]
+        if len(old):
+            points, owner = _sample(old)
+            keep = ~_covered(points, owner, len(old), new)
+            refresh = _still_there(points, owner, len(old), scan, sensor)
+            seen = np.where(refresh, scan.time, seen)
+            old, seen = old[keep], seen[keep]
+        segments = np.concatenate([new, old])
+        seen = np.concatenate([np.full(len(new), float(scan.time)), seen])
+        if len(segments) > MAX_REMEMBERED:
+            newest = np.argsort(-seen, kind='stable')[:MAX_REMEMBERED]
+            segments, seen = segments[newest], seen[newest]
+        self._segments[i], self._seen[i] = segments, seen
 
     def segments(self, now, agent_index, timeout, shared):
         """
         Return the remembered scan walls and their owners, for the core: (M, 2, 2), (M,).
 
         agent_index : (C,) row of each commanded robot among the agents handed to the core,
-        -1 where the robot is not one of them; timeout [s]; shared: every agent avoids every
-        segment (owner -1), else only the robot that saw it (owner = its agent row).
+        -1 where the robot is not one of them; timeout [s]: segments not seen for longer are
+        forgotten; shared: every agent avoids every segment (owner -1), else only the robot
+        that saw it (owner = its agent row).
         """
         segments, owners = [np.zeros((0, 2, 2))], [np.zeros(0, np.int64)]
         for i, seg in enumerate(self._segments):
-            if len(seg) and agent_index[i] >= 0 and now - self._time[i] <= timeout:
+            recent = now - self._seen[i] <= timeout
+            if not recent.all():
+                self._segments[i], self._seen[i] = seg[recent], self._seen[i][recent]
+                seg = self._segments[i]
+            if len(seg) and agent_index[i] >= 0:
                 segments.append(seg)
                 owners.append(np.full(len(seg), -1 if shared else agent_index[i]))
         return np.concatenate(segments), np.concatenate(owners)
+
+
+def _sample(segments):
+    """Return points along segments (M, 2, 2) at about SAMPLE_SPACING, and each one's row."""
+    length = np.hypot(*(segments[:, 1] - segments[:, 0]).T)
+    count = np.clip(np.ceil(length / SAMPLE_SPACING).astype(int) + 1, 2, MAX_SAMPLES)
+    owner = np.repeat(np.arange(len(segments)), count)
+    start = np.cumsum(count) - count
+    t = (np.arange(owner.size) - start[owner]) / (count[owner] - 1)
+    a, b = segments[owner, 0], segments[owner, 1]
+    return a + t[:, None] * (b - a), owner
+
+
+def _covered(points, owner, m, new):
+    """Return (m,) bool: every sample of the remembered segment lies on some new segment."""
+    if len(new) == 0:
+        return np.zeros(m, bool)
+    near = point_segment_distance(points, new).min(axis=1) <= COVER_TOLERANCE
+    return np.bincount(owner, ~near, minlength=m) == 0
+
+
+def _still_there(points, owner, m, scan, sensor):
+    """
+    Return (m,) bool: the scan sees the remembered segment, or cannot tell.
+
+    Seen: some beam returns within SEEN_TOLERANCE of one of its points. Cannot tell: none of
+    its points is in view (out of range or field of view, a NaN reading, or behind a nearer
+    return). Otherwise the beams pass through where it was.
+    """
+    ranges = np.asarray(scan.ranges, dtype=float).reshape(-1)
+    beams = len(ranges)
+    inc = float(scan.angle_increment)
+    rel = points - np.asarray(sensor[:2], float)
+    dist = np.hypot(rel[:, 0], rel[:, 1])
+    angle = np.arctan2(rel[:, 1], rel[:, 0]) - sensor[2] - scan.angle_min
+    index = np.round(np.mod(angle * math.copysign(1.0, inc), 2.0 * math.pi) / abs(inc))
+    index = index.astype(np.int64)
+    if beams * abs(inc) >= 2.0 * math.pi - 1e-6:
+        index %= beams  # a full circle: the last beam neighbours the first
+    in_view = (index >= 0) & (index < beams) & (dist >= scan.range_min) & (
+        dist <= scan.range_max)
+    reading = np.where(in_view, ranges[np.clip(index, 0, max(beams - 1, 0))], np.nan)
+    with np.errstate(invalid='ignore'):
+        no_return = (np.isinf(reading) & (reading > 0)) | (reading > scan.range_max)
+        measured = np.where(no_return, np.inf, reading)
+        seen = np.abs(measured - dist) <= SEEN_TOLERANCE
+        through = measured > dist + SEEN_TOLERANCE
+    seen_any = np.bincount(owner, seen, minlength=m) > 0
+    through_any = np.bincount(owner, through, minlength=m) > 0
+    return seen_any | ~through_any

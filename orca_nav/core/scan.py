@@ -148,7 +148,7 @@ def scan_to_segments(ranges: ArrayLike, angle_min: float, angle_increment: float
                      robot_positions: Optional[ArrayLike] = None,
                      robot_radii: Optional[ArrayLike] = None, robot_margin: float = 0.1,
                      split_tolerance: float = 0.05, jump_distance: float = 0.3,
-                     min_points: int = 3) -> np.ndarray:
+                     min_points: int = 3, extend_ends: bool = False) -> np.ndarray:
     """
     Line segments fitted to a laser scan, in the global frame.
 
@@ -188,6 +188,12 @@ def scan_to_segments(ranges: ArrayLike, angle_min: float, angle_increment: float
         more noise (stray returns, mixed pixels at edges) but also thin obstacles: a 3 cm
         table leg 2 m away returns only 1-2 beams at 0.5 degree resolution, so the default of
         3 drops it; smaller keeps such legs but also two-return noise.
+    extend_ends : bool
+        Conservative ends: the true end of an object lies somewhere between its last return
+        and the next beam, so each end of a cluster is pushed along its segment to where the
+        next beam's ray crosses the segment's line (at most jump_distance / 2). Off: the ends
+        are the projected extreme returns, up to a beam spacing short (3.5 cm at 2 m with
+        1 degree beams, more at grazing angles), and a robot passing an end clips it.
 
     Returns
     -------
@@ -248,7 +254,9 @@ def scan_to_segments(ranges: ArrayLike, angle_min: float, angle_increment: float
 
     starts, ends, x, y = _clusters(beam, x, y, n_beams, abs(angle_increment), jump_distance)
     segments = _fit_clusters(x, y, _running_sums(x, y), np.asarray(starts, np.int64),
-                             np.asarray(ends, np.int64), split_tolerance, min_points)
+                             np.asarray(ends, np.int64), split_tolerance, min_points,
+                             abs(angle_increment) if extend_ends else 0.0,
+                             0.5 * jump_distance)
     if not segments.shape[0]:
         return empty
     out = segments.reshape(-1, 2, 2)
@@ -372,8 +380,33 @@ def _split(x, y, i, j, tol):
 
 
 @njit(cache=True)
-def _fit_clusters(x, y, sums, starts, ends, tol, min_points):
-    """Split-and-merge every cluster; return (M, 4) segments relative to the sensor."""
+def _extension(px, py, ux, uy, increment, cap):
+    """
+    Return how far [m] an end can lie beyond the last return, at most cap.
+
+    From end (px, py), relative to the sensor, along the unit direction (ux, uy) to the ray
+    one beam (``increment`` [rad]) further.
+    """
+    r = math.hypot(px, py)
+    if r <= 0.0:
+        return 0.0
+    # Sine of the angle between the ray through the end and the segment (grazing: small).
+    s = abs(px * uy - py * ux) / r
+    tan_inc = math.tan(increment)
+    # Law of sines in the triangle sensor - end - crossing of the next ray.
+    denominator = s - tan_inc * abs(px * ux + py * uy) / r
+    if denominator <= 0.0:
+        return cap
+    return min(cap, r * tan_inc / denominator)
+
+
+@njit(cache=True)
+def _fit_clusters(x, y, sums, starts, ends, tol, min_points, increment, cap):
+    """
+    Split-and-merge every cluster; return (M, 4) segments relative to the sensor.
+
+    increment > 0: each end of a cluster is extended toward the next beam (``_extension``).
+    """
     out = np.empty((x.shape[0], 4))
     m = 0
     for c in range(starts.shape[0]):
@@ -408,7 +441,16 @@ def _fit_clusters(x, y, sums, starts, ends, tol, min_points):
             else:
                 # The least-squares line fits worse than the chord did: keep the chord.
                 x0, y0, x1, y1 = x[i], y[i], x[j], y[j]
-            if math.hypot(x1 - x0, y1 - y0) >= MIN_SEGMENT_LENGTH:
+            length = math.hypot(x1 - x0, y1 - y0)
+            if increment > 0.0 and length >= MIN_SEGMENT_LENGTH:
+                ux, uy = (x1 - x0) / length, (y1 - y0) / length
+                if i == start:
+                    e = _extension(x0, y0, -ux, -uy, increment, cap)
+                    x0, y0 = x0 - e * ux, y0 - e * uy
+                if j == end:
+                    e = _extension(x1, y1, ux, uy, increment, cap)
+                    x1, y1 = x1 + e * ux, y1 + e * uy
+            if length >= MIN_SEGMENT_LENGTH:
                 out[m, 0] = x0
                 out[m, 1] = y0
                 out[m, 2] = x1
