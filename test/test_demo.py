@@ -2,7 +2,7 @@
 The demo: metrics, picture, launch plan, and real end-to-end runs.
 
 The end-to-end tests (marked slow) start the simulator and the orca_nav node as processes
-talking over real DDS (on loopback, domains 40..49) and check every scenario runs to completion
+talking over real DDS (on loopback, domains 35..49) and check every scenario runs to completion
 without a collision at a small size; they read the results from the demo's --metrics-json.
 """
 
@@ -337,4 +337,42 @@ def test_map_scenarios_arrive_without_collisions(tmp_path):
     timeout = max(load_scenario(name).timeout for name, _, _ in MAP_RUNS) + 120.0
     failures = _run_scenarios([(name, None, drive, domain) for name, drive, domain in MAP_RUNS],
                               tmp_path, timeout=timeout)
+    assert not failures, '\n'.join(failures)
+
+
+@pytest.mark.slow
+def test_a_wall_only_the_scans_show_is_not_touched(tmp_path):
+    """Oblique wall, no map: only the scans (robots in them) show it; all arrive, no contact."""
+    out, metrics = tmp_path / 'oblique.png', tmp_path / 'oblique.json'
+    result = _run_demo(['--scenario', 'oblique_wall', '--no-map', '--drive', 'differential',
+                        '--scan-noise', '0.01', '--seed', '1', '--out', str(out),
+                        '--metrics-json', str(metrics)], 49, timeout=180)
+    report = result.stdout + result.stderr
+    m = _read_metrics(metrics)
+    assert m is not None, report
+    assert (m['arrived'], m['collisions']) == (m['robots'], 0), report
+    assert result.returncode == EXIT_OK, report
+
+
+# Who gives way, end to end: a heavy robot (avoidance_weight 1) keeps its straight line across
+# a ring swap; a robot that ignores commands (observed, not reciprocating) is never touched.
+GIVE_WAY_RUNS = [('priority', 'holonomic', 28), ('priority', 'differential', 29),
+                 ('mixed', 'holonomic', 30), ('mixed', 'differential', 31)]
+
+
+@pytest.mark.slow
+def test_heavy_and_observed_robots_are_given_way(tmp_path):
+    """All arrive with no contact; the heavy robot stays within 0.05 m of its straight line."""
+    failures = []
+    for name, drive, domain in GIVE_WAY_RUNS:
+        metrics = tmp_path / f'{name}_{drive}.json'
+        result = _run_demo(['--scenario', name, '--drive', drive, '--metrics-json',
+                            str(metrics)], domain, timeout=240)
+        m = _read_metrics(metrics)
+        ok = (m is not None and result.returncode == EXIT_OK
+              and (m['arrived'], m['collisions']) == (m['robots'], 0)
+              and (name != 'priority' or m['line_deviation']['heavy'] <= 0.05))
+        if not ok:
+            failures.append(f'--- {name} {drive} (exit {result.returncode}, metrics {m}):\n'
+                            f'{result.stdout}{result.stderr}')
     assert not failures, '\n'.join(failures)

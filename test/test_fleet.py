@@ -50,7 +50,8 @@ def test_decentralised_layout_is_one_node_per_robot_observing_the_others():
     plans = fleet.plan_nodes('decentralised', 'a,b,c', params_file=str(CONFIG))
     assert [(p.namespace, p.robots, p.observed_robots) for p in plans] == [
         ('a', ['a'], ['b', 'c']), ('b', ['b'], ['a', 'c']), ('c', ['c'], ['a', 'b'])]
-    assert plans[0].parameters == [str(CONFIG), {'robots': ['a'], 'observed_robots': ['b', 'c']}]
+    assert plans[0].parameters == [str(CONFIG), {'robots': ['a'], 'observed_robots': ['b', 'c'],
+                                                 'observed_reciprocate': True}]
 
 
 def test_robots_default_to_the_params_file():

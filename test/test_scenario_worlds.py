@@ -8,13 +8,16 @@ scenario's own geometry, while the controller plans with the demo's safety margi
 ``python -m orca_nav.demo``. The same scenarios run end to end over DDS in test_demo.py.
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 from orca_nav.control import FleetConfig, FleetController, FleetInputs, RobotState
 from orca_nav.control.navigation import NavigationConfig
 from orca_nav.core.grid import GridMap
+from orca_nav.ros import params as P
 from orca_nav.sim.maps import scenario_grid
-from orca_nav.sim.node import integrate
-from orca_nav.sim.processes import SAFETY_MARGIN
+from orca_nav.sim.node import drive_observed, integrate
+from orca_nav.sim.processes import node_params
 from orca_nav.sim.scenarios import available_scenarios, CONTACT_TOLERANCE, load_scenario
 import pytest
 
@@ -27,36 +30,66 @@ ROUTED = ('maze', 'office', 'office_mapfile', 'shelf', 'two_rooms', 'u_pocket', 
 QUICK = ('shelf', 'two_rooms', 'u_pocket')
 
 
-def run_world(scenario, drive):
-    """Drive the scenario to the end; return (arrived (N,), min gap, min wall gap, time)."""
+@dataclass
+class WorldRun:
+    """The outcome of one world run (scenario order of robots)."""
+
+    arrived: np.ndarray   # (N,) bool
+    min_gap: float        # [m] smallest distance between two discs (true radii)
+    min_wall: float       # [m] smallest distance between a disc and a wall
+    time: float           # [s] simulated
+    poses: np.ndarray     # (T, N, 3) at every control period
+    commands: np.ndarray  # (T, N, 3) the commands sent (zero for observed robots)
+
+
+def run_world(scenario, drive, **params):
+    """
+    Drive the scenario to the end with the controller in the loop; return a WorldRun.
+
+    The controller's settings are the node's: the demo's parameters for this scenario
+    (orca_nav.sim.processes.node_params, incl. observed robots, weights and groups) plus
+    ``params``, through the node's own validation and resolution. Observed robots are driven
+    as the simulator drives them (straight to their goals, ignoring commands).
+    """
     s = scenario.with_drive(drive)
     n = len(s.robots)
+    params.setdefault('scan_enabled', False)  # no scans in this world: the map's walls only
+    # Commands take effect at once here and odometry is exact: nothing to compensate (the
+    # node's default assumes commands one period late; test_scan_world.py tests that case).
+    params.setdefault('latency_compensation', False)
+    values = node_params(s)
+    values = {**P.defaults(values['robots'], values.get('observed_robots', [])), **values,
+              **params}
+    assert P.validate(values) is None, P.validate(values)
+    settings = P.resolve(values)
+    row = np.array([s.names.index(name) for name in settings.names])  # node row -> scenario
+    c = settings.n_controlled
     data, width, height, resolution, origin = scenario_grid(s)
     grid = GridMap.from_occupancy(data, width, height, resolution, origin)
-    cfg = FleetConfig(names=tuple(s.names), n_controlled=n, radius=s.radii,
-                      max_speed=np.array([r.max_speed for r in s.robots]),
-                      max_angular_speed=np.array([r.max_angular_speed for r in s.robots]),
-                      pref_speed=np.array([r.max_speed for r in s.robots]),
-                      differential=np.full(n, drive == 'differential'),
-                      lookahead=np.full(n, 0.1 if drive == 'differential' else 0.0),
-                      odom_offset=np.zeros((n, 3)), period=PERIOD, safety_margin=SAFETY_MARGIN)
-    ctrl = FleetController(cfg, NavigationConfig(), InlineExecutor())
+    ctrl = FleetController(settings.fleet, settings.navigation, InlineExecutor())
     ctrl.set_map(grid)
-    for i, goal in enumerate(s.goals):
-        ctrl.set_goal(i, *goal)
+    for k in range(c):
+        ctrl.set_goal(k, *s.goals[row[k]])
     pose = s.starts.copy()
     inputs = FleetInputs.empty(n)
     cmd = np.zeros((n, 3))
     min_gap = min_wall = np.inf
     iu, ju = np.triu_indices(n, 1)
     t = 0.0
+    poses, commands = [], []
     while t < s.timeout:
-        for i in range(n):
-            inputs.set_odometry(i, x=pose[i, 0], y=pose[i, 1], yaw=pose[i, 2], time=t,
+        for k in range(n):
+            i = row[k]
+            inputs.set_odometry(k, x=pose[i, 0], y=pose[i, 1], yaw=pose[i, 2], time=t,
                                 v_forward=cmd[i, 0], v_left=cmd[i, 1], yaw_rate=cmd[i, 2])
         result = ctrl.step(inputs, t)
-        cmd = result.commands
-        if all(state == RobotState.REACHED for state in result.states):
+        cmd = np.zeros((n, 3))
+        cmd[row[:c]] = result.commands
+        drive_observed(s, pose, cmd, PERIOD)
+        poses.append(pose.copy())
+        commands.append(cmd.copy())
+        if (all(state == RobotState.REACHED for state in result.states)
+                and np.allclose(pose[s.observed, :2], s.goals[s.observed])):
             break
         for _ in range(SUBSTEPS):
             for i in range(n):
@@ -66,7 +99,7 @@ def run_world(scenario, drive):
             min_wall = min(min_wall, (s.obstacle_distance(pose[:, :2]) - s.radii).min())
         t += PERIOD
     arrived = np.hypot(*(pose[:, :2] - s.goals).T) <= 0.1 + 1e-6
-    return arrived, min_gap, min_wall, t
+    return WorldRun(arrived, min_gap, min_wall, t, np.array(poses), np.array(commands))
 
 
 CASES = [pytest.param(name, drive, marks=() if name in QUICK else pytest.mark.slow)
@@ -76,10 +109,13 @@ CASES = [pytest.param(name, drive, marks=() if name in QUICK else pytest.mark.sl
 @pytest.mark.parametrize('name, drive', CASES)
 def test_every_robot_arrives_without_contact(name, drive):
     """All robots reach their goals; no two discs and no disc and wall overlap."""
-    arrived, min_gap, min_wall, t = run_world(load_scenario(name), drive)
-    assert arrived.all(), f'{name} {drive}: {np.flatnonzero(~arrived)} did not arrive in {t} s'
-    assert min_gap > -CONTACT_TOLERANCE, f'{name} {drive}: robots overlap by {-min_gap:.3f} m'
-    assert min_wall > -CONTACT_TOLERANCE, f'{name} {drive}: a wall overlap of {-min_wall:.3f} m'
+    run = run_world(load_scenario(name), drive)
+    assert run.arrived.all(), \
+        f'{name} {drive}: {np.flatnonzero(~run.arrived)} did not arrive in {run.time} s'
+    assert run.min_gap > -CONTACT_TOLERANCE, \
+        f'{name} {drive}: robots overlap by {-run.min_gap:.3f} m'
+    assert run.min_wall > -CONTACT_TOLERANCE, \
+        f'{name} {drive}: a wall overlap of {-run.min_wall:.3f} m'
 
 
 def test_without_routes_the_shelf_blocks_every_robot():

@@ -40,6 +40,17 @@ class FleetConfig:
     # contact is still judged on ``radius``. 0 here; the node's parameter defaults to 0.05 m.
     safety_margin: object = 0.0
     max_coordinate: float = 1e5            # [m] larger |x| or |y|: pose or goal refused
+    # Plan from each pose moved on from its odometry stamp to now + period (its twist, then
+    # the commands sent since). Off here (an ideal loop, commands in effect at once); the
+    # node's parameter defaults to true.
+    latency_compensation: bool = False
+    # Who gives way (see control/giveway.py and docs/core.md). None: RVO2's half-half.
+    avoidance_weight: object = None        # (N,) in [0, 1]; 1 keeps its course
+    avoidance_group: object = None         # (N,) int group ids, rows of ``ignore``' columns
+    ignore: object = None                  # (N, G) bool: robot i does not avoid group g
+    observed_reciprocate: bool = False     # observed robots run ORCA too (else immovable)
+    lock_time_after_avoid: float = 0.0     # [s] keep a diverted velocity this long; 0 = off
+    lock_time_after_clean: float = 0.0     # [s] keep the velocity after a diversion ends
 
     @property
     def planning_radius(self) -> np.ndarray:

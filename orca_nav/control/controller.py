@@ -24,7 +24,9 @@ from orca_nav.core import compute_velocities, drive, Obstacles
 from orca_nav.core.geometry import compose_poses
 
 from .config import FleetConfig
+from .giveway import GiveWay
 from .navigation import NavigationConfig, Navigator
+from .pose_history import extrapolate, MAX_EXTRAPOLATION, PoseHistory
 from .scan_memory import ScanMemory
 from .states import RobotState
 
@@ -91,6 +93,7 @@ class StepResult:
     # (robot row or None, '<field>: message') for the log; the text before the first ':'
     # names what was wrong (e.g. 'odometry pose'), so a log can throttle per robot and field.
     warnings: list = field(default_factory=list)
+    time: float = 0.0       # [s] the tick's time (``now`` of ``step``)
 
 
 class FleetController:
@@ -116,10 +119,13 @@ class FleetController:
         self.scan_memory = ScanMemory(c)
         # Routes keep the planning radius (radius + safety_margin) + route_margin from walls.
         self.navigator = Navigator(config.planning_radius[:c], navigation, executor)
+        self.give_way = GiveWay(c)  # priority overrides and velocity locks
         n = config.n
         self._good_pose = np.zeros((n, 3))        # last global pose that passed the checks
         self._good_time = np.full(n, -np.inf)     # its odometry time [s]
         self._bad_time = np.full(n, np.nan)       # odometry time of the last refused pose
+        self.pose_history = PoseHistory(n)        # where each robot was (scans' poses)
+        self._sent = []  # (time it takes effect [s], (C, 3) command) of the last ticks
         self.odom_rejected = np.zeros(n, np.int64)  # odometry refused here, per robot
         self.solver_failures = 0                  # solver calls that raised (then re-run)
 
@@ -178,6 +184,10 @@ class FleetController:
             raise ValueError(f'{what} position: ({x:.6g}, {y:.6g}) is not finite or beyond '
                              f'max_coordinate ({limit:g} m)')
 
+    def set_priority(self, i: int, seconds: float, now: float) -> None:
+        """Make commanded robot i immovable for ``seconds`` (the others avoid it fully)."""
+        self.give_way.set_priority(i, seconds, now)
+
     def cancel_goal(self, i: int) -> None:
         """Forget robot i's goal: it stops and reports idle."""
         self.has_goal[i] = False
@@ -207,12 +217,27 @@ class FleetController:
         active = fresh.copy()
         active[c:] = False
 
+        self.pose_history.record(valid, self._good_pose, self._good_time, np.column_stack(
+            [drive.body_to_world(twist[:, :2], yaw), twist[:, 2]]))
+        # Latency: ORCA plans from where each fresh robot will be when this tick's command
+        # takes effect (now + one period), its odometry moved on from its stamp with its
+        # twist and then with the commands it was sent since (each in effect one period on).
+        ahead_pos, ahead_yaw = pos, yaw
+        if cfg.latency_compensation:
+            ahead = extrapolate(self._good_pose, twist,
+                                np.where(fresh, self._good_time, np.inf), now + cfg.period,
+                                self._sent)
+            ahead_pos, ahead_yaw = ahead[:, :2], ahead[:, 2]
+
         # Every robot as an ORCA disc: the centre for holonomic robots, the point ahead of the
         # axle (radius + margin + lookahead) for differential ones. Stale robots stand still.
         diff = cfg.differential
-        centre_vel = drive.body_to_world(twist[:, :2], yaw)
-        point_vel = drive.lookahead_velocities(twist[:, 0], twist[:, 2], yaw, cfg.lookahead)
-        orca_pos = np.where(diff[:, None], drive.lookahead_points(pos, yaw, cfg.lookahead), pos)
+        centre_vel = drive.body_to_world(twist[:, :2], ahead_yaw)
+        point_vel = drive.lookahead_velocities(twist[:, 0], twist[:, 2], ahead_yaw,
+                                               cfg.lookahead)
+        orca_pos = np.where(diff[:, None],
+                            drive.lookahead_points(ahead_pos, ahead_yaw, cfg.lookahead),
+                            ahead_pos)
         orca_vel = np.where(diff[:, None], point_vel, centre_vel)
         orca_vel[~fresh] = 0.0
         orca_radius = cfg.planning_radius + cfg.lookahead
@@ -227,15 +252,19 @@ class FleetController:
             [s not in (RobotState.PLANNING, RobotState.UNREACHABLE) for s in nav_states], bool)
         pref, _, _ = drive.preferred_velocities(
             pos[:c], target, steering, cfg.pref_speed[:c], cfg.slowdown_distance,
-            cfg.goal_tolerance, time_step=cfg.period, right_bias=cfg.pass_on_right)
+            cfg.goal_tolerance, time_step=cfg.period,
+            # Keep-right breaks symmetric jams among robots that avoid each other; a robot the
+            # others avoid fully keeps its straight course.
+            right_bias=np.where(self.give_way.keeps_course(cfg, now), 0.0, cfg.pass_on_right))
         all_pref = np.zeros_like(pos)
-        all_pref[:c] = pref
+        all_pref[:c], locked = self.give_way.hold(now, pref, steering & fresh[:c])
 
         new_vel = np.zeros_like(pos)
         if active.any():
             if cfg.scan_enabled:
                 warnings += self.scan_memory.update(inputs.scans, pos, yaw, fresh, present,
-                                                    cfg.radius, cfg.scan_sensor_offset)
+                                                    cfg.radius, cfg.scan_sensor_offset,
+                                                    self.pose_history)
 
             def solve(rows):
                 obstacles = self._obstacles(now, rows, orca_pos, orca_radius, active)
@@ -244,7 +273,8 @@ class FleetController:
                     cfg.max_speed[rows], time_step=cfg.period, neighbor_dist=cfg.neighbor_dist,
                     max_neighbors=cfg.max_neighbors, time_horizon=cfg.time_horizon,
                     time_horizon_obst=cfg.time_horizon_obst, obstacles=obstacles,
-                    active=active[rows], collision_guard=True)
+                    active=active[rows], collision_guard=True,
+                    **self.give_way.core_arguments(cfg, now, rows))
 
             def finite(rows):
                 values = np.column_stack([orca_pos[rows], orca_vel[rows], all_pref[rows],
@@ -256,14 +286,17 @@ class FleetController:
             left_out = present.copy()
             left_out[idx] = False
             active &= ~left_out  # robots the solver failed with: stopped this tick
+            self.give_way.update(cfg, now, pref, new_vel[:c], active[:c], locked)
 
         warnings += self.navigator.warnings
         self.navigator.warnings = []
-        cmd = self._commands(new_vel[:c], yaw[:c], active[:c], warnings)
+        cmd = self._commands(new_vel[:c], ahead_yaw[:c], active[:c], warnings)
+        self._sent = [(t, sent) for t, sent in self._sent if t > now - MAX_EXTRAPOLATION]
+        self._sent.append((now + cfg.period, cmd.copy()))
         states = [self._state(i, inputs.has_pose[i], valid[i], fresh[i], reached[i],
                               nav_states[i]) for i in range(c)]
         return StepResult(commands=cmd, states=states, distance=dist, positions=pos,
-                          velocities=new_vel, known=known, warnings=warnings)
+                          velocities=new_vel, known=known, warnings=warnings, time=now)
 
     def _check_odometry(self, inputs, warnings):
         """

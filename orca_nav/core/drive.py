@@ -44,7 +44,6 @@ the goal and is zero once p is within the goal tolerance, so a robot stops with 
 the goal.
 """
 
-import math
 from typing import Optional, Tuple
 
 import numpy as np
@@ -60,7 +59,7 @@ TINY_DISTANCE = 1e-9
 
 def preferred_velocities(positions: ArrayLike, goals: ArrayLike, has_goal: ArrayLike,
                          pref_speed: ArrayLike, slowdown_distance: float, goal_tolerance: float,
-                         time_step: Optional[float] = None, right_bias: float = 0.0
+                         time_step: Optional[float] = None, right_bias: ArrayLike = 0.0
                          ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """
     Preferred velocities toward the goals, and which robots have reached theirs.
@@ -74,7 +73,8 @@ def preferred_velocities(positions: ArrayLike, goals: ArrayLike, has_goal: Array
     time_step : [s] or None; if given the speed never exceeds distance / time_step (no overshoot)
     right_bias : the direction is turned right by atan(right_bias), speed unchanged: robots
         then pass each other on the right, which breaks the symmetric deadlocks of ORCA
-        (e.g. robots on a circle swapping through its centre all stop in a ring).
+        (e.g. robots on a circle swapping through its centre all stop in a ring). Scalar or
+        (N,): a robot that keeps its course while the others avoid it needs none.
 
     Returns pref (N, 2) [m/s], reached (N,) bool, distance (N,) [m] (inf where no goal).
     """
@@ -91,10 +91,11 @@ def preferred_velocities(positions: ArrayLike, goals: ArrayLike, has_goal: Array
         speed = np.minimum(speed, dist / time_step)
     speed = np.where(has_goal & ~reached, speed, 0.0)
     pref = delta * (speed / np.maximum(dist, TINY_DISTANCE))[:, None]
-    if right_bias:
+    bias = np.broadcast_to(np.asarray(right_bias, dtype=float), dist.shape)
+    if np.any(bias):
         # (x, y) + b (y, -x) is turned right by atan(b); divide by its length factor.
-        pref = (pref + right_bias * np.stack([pref[:, 1], -pref[:, 0]], axis=1)) / math.hypot(
-            1.0, right_bias)
+        pref = ((pref + bias[:, None] * np.stack([pref[:, 1], -pref[:, 0]], axis=1))
+                / np.hypot(1.0, bias)[:, None])
     return pref, reached, np.where(has_goal, dist, np.inf)
 
 

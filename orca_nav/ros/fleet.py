@@ -207,9 +207,15 @@ def plan_nodes(layout, robots='', params_file=None, node_name=NODE_NAME, namespa
         given.update(overrides)
         given['robots'] = own
         given['observed_robots'] = observed
+        if layout != 'central' and 'observed_reciprocate' not in overrides:
+            # Every observed robot runs orca_nav too: it takes its share of the avoiding
+            # (the params file's value is the central layout's; a launch override wins).
+            given['observed_reciprocate'] = True
         check_node_parameters(given)
         launch_params = dict(overrides)
         launch_params['robots'] = own
+        if layout != 'central':
+            launch_params['observed_reciprocate'] = given['observed_reciprocate']
         if observed:  # an empty list cannot be typed by ROS 2: leave the default instead
             launch_params['observed_robots'] = observed
         out.append(NodeSettings(name=node_name, namespace=ns, robots=own,

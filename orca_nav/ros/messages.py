@@ -180,9 +180,13 @@ def command_values(msg):
     return twist.linear.x, twist.linear.y, twist.angular.z
 
 
-def status_message(robot, state, goal=None, distance=None, reason=''):
-    """``std_msgs/String`` with the JSON status of one robot (see docs/node.md)."""
-    data = {'robot': robot, 'state': state, 'reason': reason,
+def status_message(robot, state, goal=None, distance=None, reason='', **give_way):
+    """
+    ``std_msgs/String`` with the JSON status of one robot (see docs/node.md).
+
+    give_way : weight, group, priority (overridden now), locked (a velocity lock holds).
+    """
+    data = {'robot': robot, 'state': state, 'reason': reason, **give_way,
             'goal': None if goal is None else [round(float(goal[0]), 4),
                                                round(float(goal[1]), 4)],
             'distance': (None if distance is None or not math.isfinite(distance)

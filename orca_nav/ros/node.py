@@ -29,7 +29,7 @@ from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import LaserScan
-from std_msgs.msg import String
+from std_msgs.msg import Float64, String
 
 # Odometry: keep the newest few, best effort so that reliable and best-effort publishers both
 # match; the timer only ever uses the newest message of each robot.
@@ -73,6 +73,8 @@ class OrcaNavNode(Node):
                                      self._goal_callback(i), RELIABLE_QOS)
             self.create_subscription(Path, f'/{robot}/{p.plan_topic}',
                                      self._path_callback(i), RELIABLE_QOS)
+            self.create_subscription(Float64, f'/{robot}/{p.priority_topic}',
+                                     self._priority_callback(i), RELIABLE_QOS)
             if p.scan_enabled:
                 self.create_subscription(LaserScan, f'/{robot}/{p.scan_topic}',
                                          self.scans.callback(i), qos_profile_sensor_data)
@@ -82,6 +84,10 @@ class OrcaNavNode(Node):
         self._marker_timer = self.create_timer(1.0 / p.marker_rate, self._publish_markers)
         self.get_logger().info(f'controlling {c} robot(s) {list(names[:c])}, observing '
                                f'{len(names) - c}, at {p.rate} Hz')
+        unknown = P.unknown_groups(self.settings.values)
+        if unknown:
+            self.get_logger().warning(f'groups_to_ignore names groups no robot belongs to: '
+                                      f'{unknown} (allowed; check the spelling)')
 
     def _on_set_parameters(self, parameters):
         """Validate the whole parameter set with the new values; apply all or nothing."""
@@ -109,6 +115,18 @@ class OrcaNavNode(Node):
         if held:
             text += f' ({held} more since the last such warning)'
         self.get_logger().warning(text if i is None else f'{self.settings.names[i]}: {text}')
+
+    def _priority_callback(self, i):
+        """Priority override of robot i: immovable for msg.data seconds (0 ends it)."""
+        def callback(msg):
+            try:
+                now = self.get_clock().now().nanoseconds * 1e-9
+                self.controller.set_priority(i, msg.data, now)
+            except ValueError as exc:
+                self._warn(i, f'priority rejected: {exc}')
+                return
+            self.get_logger().debug(f'{self.settings.names[i]}: priority for {msg.data} s')
+        return callback
 
     def _goal_callback(self, i):
         """Goal callback of robot i: check frame and values, then hand the goal over."""

@@ -6,6 +6,7 @@ from nav_msgs.msg import Path
 import numpy as np
 from orca_nav.control import RobotState
 from orca_nav.ros import messages
+from orca_nav.ros import params as P
 from rclpy.duration import Duration
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
@@ -52,8 +53,10 @@ class FleetOutputs:
         self.last_commands = np.zeros((c, 3))  # vx, vy, wz per commanded robot
         self.commands_published = 0            # command rounds (one message per robot)
         self.states = [None] * c               # last published RobotState per robot
+        self._give_way = np.zeros((c, 2), bool)  # last published (priority, locked)
         self._route_versions = np.full(c, -1, np.int64)
         self._route_markers = {}  # robot -> (route version, its LINE_STRIP marker)
+        self._groups = P.per_robot(settings.values, settings.names, 'avoidance_group')
 
     def _now(self):
         return self._node.get_clock().now().to_msg()
@@ -68,14 +71,23 @@ class FleetOutputs:
         self.commands_published += 1
 
     def status(self, result, controller):
-        """Publish the status of every robot whose state changed (latched)."""
+        """Publish the status of every robot whose state (or priority, lock) changed (latched)."""
+        cfg, now = controller.config, result.time
+        give_way = np.column_stack([controller.give_way.overridden(now),
+                                    now < controller.give_way.lock_until])
+        weights = (np.full(cfg.n, 0.5) if cfg.avoidance_weight is None
+                   else np.asarray(cfg.avoidance_weight))
+        changed = (give_way != self._give_way).any(axis=1)
         for i, state in enumerate(result.states):
-            if state != self.states[i]:
+            if state != self.states[i] or changed[i]:
                 self.states[i] = state
+                self._give_way[i] = give_way[i]
                 goal = controller.goal[i] if controller.has_goal[i] else None
-                reason = controller.navigator.reason[i]
                 self._status[i].publish(messages.status_message(
-                    self._names[i], state.value, goal, float(result.distance[i]), reason))
+                    self._names[i], state.value, goal, float(result.distance[i]),
+                    controller.navigator.reason[i], weight=float(weights[i]),
+                    group=self._groups[i], priority=bool(give_way[i, 0]),
+                    locked=bool(give_way[i, 1])))
 
     def routes(self, navigator):
         """Publish routes that changed (an empty Path: no route), ROUTES_PER_TICK at most."""

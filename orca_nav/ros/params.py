@@ -142,6 +142,10 @@ FLEET_PARAMS = (
     _p('stale_keepout_time', 5.0, 'double',
        'Others keep avoiding a robot with stale odometry at its last known position this long '
        'after odom_timeout [s]', range=(0.0, 3600.0)),
+    _p('latency_compensation', True, 'bool',
+       'Plan from where each robot will be when the command takes effect: its odometry pose '
+       'moved on from the odometry time to now + one control period with its twist and the '
+       'commands sent since (false: from the odometry pose as it is)'),
     _p('safety_margin', 0.05, 'double',
        'Every radius grows by this for planning (ORCA discs and route clearance); contact is '
        'still the true radii touching [m]. Larger: fewer contacts from localisation error and '
@@ -149,6 +153,29 @@ FLEET_PARAMS = (
     _p('max_coordinate', 1e5, 'double',
        'Odometry poses (after odom_offset) and goals with |x| or |y| in global_frame above '
        'this are rejected as implausible [m]', range=(1.0, 1e9)),
+    # Who gives way (docs/core.md).
+    _p('avoidance_weight', 0.5, 'double',
+       'Share of the avoiding this robot leaves to others: robot i takes (w_j + 1 - w_i) / 2 of '
+
+       'avoiding j; 0.5 for all = RVO2 (half each); 1 = it keeps its course and the others '
+       'take all the avoiding', range=(0.0, 1.0)),
+    _p('avoidance_group', 'default', 'string',
+       'Avoidance group of the robots (a name); see groups_to_ignore'),
+    _p('groups_to_ignore', [], 'string_array',
+       'Groups whose robots these robots do not avoid (they still avoid these robots unless '
+       'they ignore this group too), e.g. robots on another floor'),
+    _p('observed_reciprocate', False, 'bool',
+       'Observed robots run ORCA too and take their share of the avoiding (the decentralised '
+       'layout); false: they are trusted with nothing, the commanded robots avoid them fully'),
+    _p('lock_time_after_avoid', 0.0, 'double',
+       'After a robot had to change course, it keeps the new velocity this long unless that '
+       'becomes unsafe [s]; 0 = off. Less jitter, a little less agility', range=(0.0, 10.0)),
+    _p('lock_time_after_clean', 0.0, 'double',
+       'After a diversion ends, the robot keeps its velocity this long unless that becomes '
+       'unsafe [s]; 0 = off', range=(0.0, 10.0)),
+    _p('priority_topic', 'orca_priority', 'string',
+       'std_msgs/Float64 [s] relative to each robot namespace: the robot is immovable (the '
+       'others avoid it fully) for that long; 0 ends it', read_only=True),
     # Visualisation.
     _p('publish_markers', True, 'bool', 'Publish visualization_msgs/MarkerArray on ~/markers'),
     _p('marker_rate', 2.0, 'double', 'Rate of ~/markers [Hz]', range=(0.1, 50.0),
@@ -213,11 +240,17 @@ ROBOT_PARAMS = (
     _p('safety_margin', -1.0, 'double',
        'Safety margin of this robot [m]; negative = the fleet value (0 is a valid margin)',
        range=(-1.0, 5.0)),
+    _p('avoidance_weight', -1.0, 'double',
+       'Avoidance weight of this robot; negative = the fleet value (0 is a valid weight)',
+       range=(-1.0, 1.0)),
+    _p('avoidance_group', '', 'string', 'Avoidance group of this robot; empty = the fleet group'),
+    _p('groups_to_ignore', [], 'string_array',
+       'Groups this robot does not avoid; empty = the fleet list'),
 )
 
 FLEET_BY_NAME = {spec.name: spec for spec in FLEET_PARAMS}
 # Per-robot overrides for which 0 is a real value: a negative one means the fleet value.
-NEGATIVE_IS_FLEET = ('safety_margin',)
+NEGATIVE_IS_FLEET = ('safety_margin', 'avoidance_weight')
 ROBOT_BY_NAME = {spec.name: spec for spec in ROBOT_PARAMS}
 
 
@@ -318,12 +351,14 @@ def validate(values):
                 if error:
                     return error
     for name in ('odom_topic', 'goal_topic', 'cmd_vel_topic', 'status_topic', 'scan_topic',
-                 'plan_topic', 'route_topic'):
+                 'plan_topic', 'route_topic', 'priority_topic'):
         if not RELATIVE_TOPIC.match(values[name]):
             return (f'{name} must be a topic name relative to the robot namespace '
                     f'(e.g. "odom", no leading /), got {values[name]!r}')
     if not RELATIVE_TOPIC.match(values['map_topic'].lstrip('/')):
         return f'map_topic must be a topic name such as "/map", got {values["map_topic"]!r}'
+    if not values['avoidance_group'].strip():
+        return 'avoidance_group must be a group name such as "default", got an empty string'
     if not FRAME_ID.match(values['global_frame']):
         return f'global_frame must be a frame id such as "map", got {values["global_frame"]!r}'
     return None
@@ -370,7 +405,7 @@ def per_robot(values, names, key):
     spec = ROBOT_BY_NAME[key]
     fleet = values.get(key, spec.default)
     unset = (lambda v: v is None or v < 0.0) if key in NEGATIVE_IS_FLEET else (
-        lambda v: v in (0.0, '', None))
+        lambda v: v is None or (isinstance(v, (list, tuple)) and not v) or v in (0.0, ''))
     out = []
     for robot in names:
         v = values.get(robot_param_name(robot, key), spec.default)
@@ -398,11 +433,13 @@ def resolve(values):
         odom_offset=np.array(per_robot(values, names, 'odom_offset'), dtype=float).reshape(n, 3),
         safety_margin=np.array(per_robot(values, names, 'safety_margin'), dtype=float),
         max_coordinate=params.max_coordinate,
+        **_give_way(values, names, params),
         period=1.0 / params.rate, goal_tolerance=params.goal_tolerance,
         slowdown_distance=params.slowdown_distance, pass_on_right=params.pass_on_right,
         neighbor_dist=params.neighbor_dist, max_neighbors=params.max_neighbors,
         time_horizon=params.time_horizon, time_horizon_obst=params.time_horizon_obst,
         odom_timeout=params.odom_timeout, stale_keepout_time=params.stale_keepout_time,
+        latency_compensation=params.latency_compensation,
         scan_enabled=params.scan_enabled, obstacle_timeout=params.obstacle_timeout,
         share_obstacles=params.share_obstacles,
         scan_sensor_offset=tuple(params.scan_sensor_offset))
@@ -411,6 +448,34 @@ def resolve(values):
         progress_timeout=params.progress_timeout, route_margin=params.route_margin,
         map_walls=params.map_walls)
     return Settings(params=params, fleet=fleet, navigation=navigation, values=dict(values))
+
+
+def _give_way(values, names, params):
+    """Return the FleetConfig fields of who gives way: weights, group ids, ignore mask."""
+    weights = np.array(per_robot(values, names, 'avoidance_weight'), dtype=float)
+    group = per_robot(values, names, 'avoidance_group')
+    ignored = [list(g) for g in per_robot(values, names, 'groups_to_ignore')]
+    out = {'observed_reciprocate': params.observed_reciprocate,
+           'lock_time_after_avoid': params.lock_time_after_avoid,
+           'lock_time_after_clean': params.lock_time_after_clean}
+    if np.any(weights != 0.5):
+        out['avoidance_weight'] = weights
+    if any(ignored):
+        ids = sorted(set(group) | {g for row in ignored for g in row})
+        out['avoidance_group'] = np.array([ids.index(g) for g in group], np.int64)
+        mask = np.zeros((len(names), len(ids)), bool)
+        for i, row in enumerate(ignored):
+            mask[i, [ids.index(g) for g in row]] = True
+        out['ignore'] = mask
+    return out
+
+
+def unknown_groups(values):
+    """Group names in groups_to_ignore that no robot belongs to (allowed; worth a warning)."""
+    names = list(values['robots']) + list(values.get('observed_robots') or [])
+    groups = set(per_robot(values, names, 'avoidance_group'))
+    return sorted({g for row in per_robot(values, names, 'groups_to_ignore') for g in row}
+                  - groups)
 
 
 def descriptor(spec):

@@ -82,16 +82,18 @@ class Monitor:
         self.stamps = np.full(n, -np.inf)         # odom stamps [s]
         self.snapshot_stamp = -np.inf
         self.history_t, self.history = [], []     # wall time, (N, 3) snapshots
-        self.acknowledged = np.zeros(n, bool)
+        # Observed robots drive themselves (the simulator): no goal to send or acknowledge.
+        self.acknowledged = scenario.observed.copy()
         self.min_separation = math.inf
         self.routes = {}                          # robot name -> (P, 2) last planned route
-        self.goal_pubs = []
+        self.goal_pubs = {}  # robot row -> goal_pose publisher (commanded robots only)
         for i, robot in enumerate(scenario.robots):
             self.node.create_subscription(Odometry, f'/{robot.name}/odom',
                                           lambda msg, i=i: self._on_odom(i, msg),
                                           QoSProfile(depth=10))
-            self.goal_pubs.append(self.node.create_publisher(
-                PoseStamped, f'/{robot.name}/goal_pose', QoSProfile(depth=10)))
+            if not robot.observed:
+                self.goal_pubs[i] = self.node.create_publisher(
+                    PoseStamped, f'/{robot.name}/goal_pose', QoSProfile(depth=10))
             # The node's latched per-robot status (JSON) tells when it has taken the goal.
             self.node.create_subscription(String, f'/{robot.name}/{STATUS_TOPIC}',
                                           lambda msg, i=i: self._on_status(i, msg), LATCHED)
@@ -176,13 +178,13 @@ class Monitor:
 
     def goals_matched(self):
         """Whether something subscribes to every robot's goal_pose (the node is up)."""
-        return all(pub.get_subscription_count() > 0 for pub in self.goal_pubs)
+        return all(pub.get_subscription_count() > 0 for pub in self.goal_pubs.values())
 
     def send_goals(self):
         """Publish the goal of every robot whose goal is not acknowledged yet."""
         stamp = self.node.get_clock().now().to_msg()
         for i, robot in enumerate(self.scenario.robots):
-            if self.acknowledged[i]:
+            if self.acknowledged[i] or robot.observed:
                 continue
             yaw = math.atan2(robot.goal[1] - robot.start[1], robot.goal[0] - robot.start[0])
             self.goal_pubs[i].publish(make_goal(*robot.goal, yaw, frame_id='map', stamp=stamp))

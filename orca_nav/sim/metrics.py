@@ -11,6 +11,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+from orca_nav.core.geometry import point_segment_distance
 from orca_nav.ros.params import FLEET_BY_NAME
 from orca_nav.sim.scenarios import CONTACT_TOLERANCE
 
@@ -25,7 +26,9 @@ def compute_metrics(scenario, t, poses, t_goals, goal_tolerance=GOAL_TOLERANCE):
     scenario : the Scenario that was run (robots in the order of the poses' second axis)
     t : (K,) sample times [s]; poses : (K, N, 3) x, y, yaw; t_goals : time the goals were sent
     Returns a dict (see the keys below); times to goal are measured from t_goals.
-    ``time_to_goal`` and ``path_ratio`` are (N,) arrays, NaN for a robot that did not arrive.
+    ``time_to_goal`` and ``path_ratio`` are (N,) arrays, NaN for a robot that did not arrive;
+    ``line_deviation`` (N,) is each robot's largest distance from the straight line between
+    its start and its goal [m] (how far it was pushed off course).
     """
     t = np.asarray(t, dtype=float)
     xy = np.asarray(poses, dtype=float)[:, :, :2]
@@ -63,6 +66,10 @@ def compute_metrics(scenario, t, poses, t_goals, goal_tolerance=GOAL_TOLERANCE):
         if straight > 0.0:
             ratios[i] = steps[:first[i], i].sum() / straight
     out['path_ratio'] = ratios
+    starts = scenario.starts[:, :2]
+    out['line_deviation'] = np.array([
+        point_segment_distance(xy[:, i], np.array([[starts[i], goals[i]]]))[:, 0].max()
+        if k else math.nan for i in range(n)])
     done = ratios[np.isfinite(ratios)]
     out['path_ratio_mean'] = float(done.mean()) if len(done) else math.nan
     out['path_ratio_max'] = float(done.max()) if len(done) else math.nan
@@ -149,15 +156,15 @@ def metrics_record(scenario, drive, exit_code, metrics=None, tick=None, source=N
 
     Keys: scenario, drive, robot_names, exit_code, error (a message or null), and when the run
     produced a trajectory: robots, arrived, collisions, robot_collisions, obstacle_collisions,
-    colliding_pairs, min_separation, min_clearance, min_obstacle_clearance, time_to_goal and
-    path_ratio ({robot: value or null}), their means and maxima, duration, closest,
-    tick_ms_p50, tick_ms_p99 and ground_truth (where the poses came from).
+    colliding_pairs, min_separation, min_clearance, min_obstacle_clearance, time_to_goal,
+    path_ratio and line_deviation ({robot: value or null}), their means and maxima, duration,
+    closest, tick_ms_p50, tick_ms_p99 and ground_truth (where the poses came from).
     """
     record = {'scenario': scenario.name, 'drive': drive, 'robot_names': scenario.names,
               'exit_code': int(exit_code), 'error': error}
     if metrics is not None:
         per_robot = {key: dict(zip(scenario.names, metrics[key]))
-                     for key in ('time_to_goal', 'path_ratio')}
+                     for key in ('time_to_goal', 'path_ratio', 'line_deviation')}
         record.update({k: v for k, v in metrics.items() if k not in per_robot})
         record.update(per_robot)
         record['tick_ms_p50'], record['tick_ms_p99'] = tick if tick else (None, None)

@@ -134,6 +134,24 @@ def integrate(pose, vx, vy, wz, dt):
     return x, y, yaw
 
 
+def drive_observed(scenario, poses, twists, dt):
+    """
+    Set the twists (N, 3) of the scenario's observed robots: they ignore commands.
+
+    Each drives straight to its goal at its max_speed, facing it (its yaw in ``poses`` is set),
+    and stops there.
+    """
+    for i in np.flatnonzero(scenario.observed):
+        robot = scenario.robots[i]
+        to_goal = np.asarray(robot.goal) - poses[i, :2]
+        dist = math.hypot(*to_goal)
+        if dist < 1e-9:
+            twists[i] = 0.0
+            continue
+        poses[i, 2] = math.atan2(to_goal[1], to_goal[0])
+        twists[i] = (min(robot.max_speed, dist / dt), 0.0, 0.0)
+
+
 class SimNode(Node):
     """Fleet simulator node: integrates cmd_vel, publishes odom and scans, records ground truth."""
 
@@ -220,6 +238,7 @@ class SimNode(Node):
             return
         fresh = (now - self.command_time) <= self.params['cmd_vel_timeout']
         self.twists = np.where(fresh[:, None], self.commands, 0.0)
+        drive_observed(self.scenario, self.poses, self.twists, dt)
         for i in range(len(self.robots)):
             self.poses[i] = integrate(self.poses[i], *self.twists[i], dt)
         self.sim_time += dt

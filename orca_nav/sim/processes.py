@@ -121,16 +121,24 @@ def node_params(scenario, goal_tolerance=GOAL_TOLERANCE, safety_margin=SAFETY_MA
     fleets work. The node gets the true radii and its ``safety_margin`` parameter [m]
     (odometry and command latency): it plans with each radius grown by the margin, while the
     demo's metrics judge collisions on the true radii. Obstacles are learned from the scans
-    (scan_enabled), never from the scenario.
+    (scan_enabled), never from the scenario. The scenario's observed robots (driven by the
+    simulator alone) become ``observed_robots``, and its avoidance weights and groups the
+    robots' own parameters.
     """
     lists = node_parameters(scenario)
+    names = lists['robots'] + lists['observed_robots']
     params = {'robots': lists['robots'], 'drive': lists['drive'][0],
               'radius': lists['radius'][0], 'max_speed': lists['max_speed'][0],
               'max_angular_speed': lists['max_angular_speed'][0],
               'safety_margin': float(safety_margin),
               'goal_tolerance': float(goal_tolerance), 'scan_enabled': True}
-    params.update(per_robot_parameters(lists['robots'], **{
-        key: lists[key] for key in ('radius', 'max_speed', 'max_angular_speed', 'drive')}))
+    if lists['observed_robots']:  # an empty list cannot be typed by ROS 2: leave the default
+        params['observed_robots'] = lists['observed_robots']
+    params.update(per_robot_parameters(names, **{
+        key: lists[key] for key in ('radius', 'max_speed', 'max_angular_speed', 'drive',
+                                    'avoidance_weight', 'avoidance_group')}))
+    params.update({f'{name}.groups_to_ignore': groups
+                   for name, groups in zip(names, lists['groups_to_ignore']) if groups})
     return params
 
 

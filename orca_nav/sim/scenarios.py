@@ -20,8 +20,12 @@ File format (every key optional unless noted)::
       max_speed: 0.5               # [m/s]
       max_angular_speed: 2.0       # [rad/s]
       drive: holonomic             # holonomic | differential
+      avoidance_weight: 0.5        # 0..1: 1 keeps its course, the others avoid it
+      avoidance_group: default     # a name; groups_to_ignore: names this robot does not avoid
+      groups_to_ignore: []
     robots:                        # either robots ...
       - {name: r0, start: [x, y, yaw], goal: [x, y]}
+      - {name: p0, start: [x, y], goal: [x, y], observed: true}  # see below
     generator:                     # ... or a generator (see GENERATOR_KEYS)
       type: circle
       count: 10
@@ -31,6 +35,10 @@ File format (every key optional unless noted)::
     arena: [xmin, ymin, xmax, ymax] # plot and /map extent; the random generator samples in it
     map: rooms.yaml                # a map_server map (path relative to this file): its
                                    # occupied cells are walls too
+
+An ``observed`` robot does not take commands: the simulator drives it straight to its goal at
+its max_speed and the node only observes it (``observed_robots``), like a robot under manual
+control or another vendor's AGV; it appears in the scans and counts in the contact metrics.
 
 A scenario with a ``map`` is simulated against the map's occupied cells (the scans see the
 outlines of the occupied cells, orca_nav.core.grid.GridMap.wall_segments, and the demo's obstacle
@@ -53,8 +61,10 @@ import yaml
 
 TOP_KEYS = ('description', 'timeout', 'robot_defaults', 'robots', 'generator', 'obstacles',
             'arena', 'map')
-ROBOT_KEYS = ('name', 'start', 'goal', 'radius', 'max_speed', 'max_angular_speed', 'drive')
-DEFAULT_KEYS = ('radius', 'max_speed', 'max_angular_speed', 'drive')
+ROBOT_KEYS = ('name', 'start', 'goal', 'radius', 'max_speed', 'max_angular_speed', 'drive',
+              'avoidance_weight', 'avoidance_group', 'groups_to_ignore', 'observed')
+DEFAULT_KEYS = ('radius', 'max_speed', 'max_angular_speed', 'drive', 'avoidance_weight',
+                'avoidance_group', 'groups_to_ignore')
 OBSTACLE_KEYS = ('polygons', 'segments')
 GENERATOR_KEYS = {
     # Robots evenly spaced on a ring, each going to the antipodal point. The ring radius grows
@@ -69,7 +79,8 @@ GENERATOR_KEYS = {
 }
 
 ROBOT_DEFAULTS = {'radius': 0.2, 'max_speed': 0.5, 'max_angular_speed': 2.0,
-                  'drive': 'holonomic'}
+                  'drive': 'holonomic', 'avoidance_weight': 0.5, 'avoidance_group': 'default',
+                  'groups_to_ignore': []}
 CONTACT_TOLERANCE = 1e-3  # [m] overlap smaller than this counts as touching, not colliding
 MAX_RANDOM_TRIES = 20000  # rejection-sampling budget of the random generator
 
@@ -94,6 +105,10 @@ class Robot:
     max_speed: float
     max_angular_speed: float
     drive: str
+    avoidance_weight: float = 0.5
+    avoidance_group: str = 'default'
+    groups_to_ignore: tuple = ()
+    observed: bool = False   # driven straight to its goal by the simulator, commands ignored
 
     @property
     def straight_line(self):
@@ -126,6 +141,11 @@ class Scenario:
     def names(self):
         """Robot names in order."""
         return [r.name for r in self.robots]
+
+    @property
+    def observed(self):
+        """(N,) bool: robots the simulator drives itself (the node only observes them)."""
+        return np.array([r.observed for r in self.robots], dtype=bool)
 
     @property
     def radii(self):
@@ -416,15 +436,23 @@ def node_parameters(scenario):
     """
     Per-robot parameters of the orca_nav node for this scenario, as plain lists.
 
-    Returns a dict: robots (names), radius, max_speed, max_angular_speed, drive (lists in the
-    order of ``robots``). The demo and the launch file map these onto the node's parameters.
+    Returns a dict: robots (commanded names), observed_robots (names), and per robot of
+    both, commanded first: radius, max_speed, max_angular_speed, drive, avoidance_weight,
+    avoidance_group, groups_to_ignore (lists in the order of ``robots + observed_robots``).
+    The demo and the launch file map these onto the node's parameters.
     """
+    robots = ([r for r in scenario.robots if not r.observed]
+              + [r for r in scenario.robots if r.observed])
     return {
-        'robots': scenario.names,
-        'radius': [float(r.radius) for r in scenario.robots],
-        'max_speed': [float(r.max_speed) for r in scenario.robots],
-        'max_angular_speed': [float(r.max_angular_speed) for r in scenario.robots],
-        'drive': [r.drive for r in scenario.robots],
+        'robots': [r.name for r in robots if not r.observed],
+        'observed_robots': [r.name for r in robots if r.observed],
+        'radius': [float(r.radius) for r in robots],
+        'max_speed': [float(r.max_speed) for r in robots],
+        'max_angular_speed': [float(r.max_angular_speed) for r in robots],
+        'drive': [r.drive for r in robots],
+        'avoidance_weight': [float(r.avoidance_weight) for r in robots],
+        'avoidance_group': [r.avoidance_group for r in robots],
+        'groups_to_ignore': [list(r.groups_to_ignore) for r in robots],
     }
 
 
@@ -482,7 +510,14 @@ def _make_robot(name, start, goal, params, where):
                  max_speed=_positive(params['max_speed'], f'{where}: max_speed'),
                  max_angular_speed=_positive(params['max_angular_speed'],
                                              f'{where}: max_angular_speed'),
-                 drive=_check_drive(params['drive'], f'{where}: drive'))
+                 drive=_check_drive(params['drive'], f'{where}: drive'),
+                 avoidance_weight=_fraction(params['avoidance_weight'],
+                                            f'{where}: avoidance_weight'),
+                 avoidance_group=_group(params['avoidance_group'], f'{where}: avoidance_group'),
+                 groups_to_ignore=tuple(_group(g, f'{where}: groups_to_ignore')
+                                        for g in _list(params['groups_to_ignore'],
+                                                       f'{where}: groups_to_ignore')),
+                 observed=_flag(params.get('observed', False), f'{where}: observed'))
 
 
 def _parse_robot(entry, index, defaults, where):
@@ -494,9 +529,37 @@ def _parse_robot(entry, index, defaults, where):
     if not isinstance(entry['start'], (list, tuple)) or len(entry['start']) not in (2, 3):
         raise ScenarioError(f'{here}: start must be [x, y] or [x, y, yaw]')
     params = dict(defaults)
-    params.update({k: v for k, v in entry.items() if k in DEFAULT_KEYS})
+    params.update({k: v for k, v in entry.items() if k in DEFAULT_KEYS + ('observed',)})
     return _make_robot(entry.get('name', f'robot{index}'), entry['start'], entry['goal'],
                        params, here)
+
+
+def _fraction(value, where):
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ScenarioError(f'{where}: expected a number in [0, 1], got {value!r}') from None
+    if not 0.0 <= value <= 1.0:
+        raise ScenarioError(f'{where}: must be within [0, 1], got {value}')
+    return value
+
+
+def _group(value, where):
+    if not isinstance(value, str) or not value.strip():
+        raise ScenarioError(f'{where}: a group is a non-empty name, got {value!r}')
+    return value
+
+
+def _list(value, where):
+    if not isinstance(value, (list, tuple)):
+        raise ScenarioError(f'{where}: expected a list, got {value!r}')
+    return value
+
+
+def _flag(value, where):
+    if not isinstance(value, bool):
+        raise ScenarioError(f'{where}: expected true or false, got {value!r}')
+    return value
 
 
 def _map_file(value, base_dir, where):
