@@ -93,6 +93,9 @@ class NodeRig:
             '    scan_enabled: true\n'
             '    publish_markers: false\n'
             '    progress_timeout: 3600.0\n'       # robots stand still on purpose: never stuck
+            # Commands are compared tick for tick with a clean run: the odometry here never
+            # follows the commands, so predicting poses from the commands sent would drift.
+            '    latency_compensation: false\n'
             f'    r1:\n      odom_offset: [{OFFSET[0]}, {OFFSET[1]}, {OFFSET[2]}]\n')
         env = dict(os.environ, ROS_DOMAIN_ID=str(DOMAIN_ID),
                    ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST', PYTHONUNBUFFERED='1',

@@ -61,7 +61,9 @@ class Rig:
 
     def __init__(self, context, names, starts, drive='holonomic', walls=(), **params):
         overrides = {'use_sim_time': True, 'robots': list(names), 'rate': RATE,
-                     'progress_timeout': 10.0, 'drive': drive}
+                     'progress_timeout': 10.0, 'drive': drive,
+                     # The lock-stepped world applies each command at once, without latency.
+                     'latency_compensation': False}
         overrides.update(params)
         self.node = OrcaNavNode(context=context, parameter_overrides=[
             Parameter(k, value=v) for k, v in overrides.items()])
