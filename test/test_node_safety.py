@@ -22,7 +22,7 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from rosgraph_msgs.msg import Clock
-from std_msgs.msg import String
+from std_msgs.msg import Float64, String
 from visualization_msgs.msg import MarkerArray
 
 DOMAIN_ID = 22
@@ -455,3 +455,31 @@ def test_a_goal_flood_logs_at_debug_and_warnings_are_throttled_per_robot_and_fie
     assert warnings[1].startswith('r2: goal position')
     assert warnings[2].startswith('r1: goal orientation: zero quaternion')
     assert rig.node.tick_stats()['goals_rejected'] == 202
+
+
+def test_priority_override_is_shown_and_a_bad_duration_is_refused(rig_factory):
+    """/<r>/orca_priority: 2 s makes r1 immovable (status says so); -1 and NaN change nothing."""
+    rig = rig_factory(['r1', 'r2'])
+    status = {}
+    rig.driver.create_subscription(
+        String, '/r1/orca_status', lambda m: status.__setitem__('r1', json.loads(m.data)),
+        QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+    priority = rig.driver.create_publisher(Float64, '/r1/orca_priority', 10)
+    rig.spin_until(lambda: priority.get_subscription_count() > 0)
+    rig.odom('r1', 0.0, 0.0)
+    rig.odom('r2', 5.0, 0.0)
+    rig.goal('r1', 3.0, 0.0)
+    rig.tick()
+    for bad in (-1.0, math.nan, math.inf):
+        priority.publish(Float64(data=bad))
+    # Refused with a warning (throttled per robot and field: the first one is logged).
+    rig.spin_until(lambda: rig.node._warned.get((0, 'priority rejected'), (0, 0))[1] >= 2)
+    rig.tick()
+    rig.spin_until(lambda: 'r1' in status)
+    assert status['r1']['priority'] is False
+    assert not rig.node.controller.give_way.overridden(rig.t).any()
+    priority.publish(Float64(data=2.0))
+    rig.spin_until(lambda: rig.node.controller.give_way.overridden(rig.t + 0.2)[0])
+    rig.tick()
+    rig.spin_until(lambda: status['r1']['priority'] is True)
+    assert status['r1']['weight'] == 0.5 and status['r1']['group'] == 'default'
