@@ -6,8 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 import numpy as np
 from orca_nav.core.geometry import compose_pose
+from orca_nav.core.geometry import point_segment_distance as distances_to_segments
 from orca_nav.core.raycast import cast_rays, polygon_edges
-from orca_nav.core.scan import scan_to_points, scan_to_segments
+from orca_nav.core.scan import recheck_segments, scan_to_points, scan_to_segments
 import pytest
 
 N_BEAMS = 720
@@ -434,3 +435,69 @@ def test_garbage_scans_give_finite_segments_near_returns(ranges, angle_min, angl
         ends = segs.reshape(-1, 2)
         gap = np.linalg.norm(ends[:, None, :] - points[None, :, :], axis=2).min(axis=1)
         assert np.all(gap <= tol * (1 + 1e-9) + 1e-9)
+
+
+def _recheck_brute(old, new, ranges, angle_min, inc, range_min, range_max, sensor, spacing,
+                   max_samples, cover_tol, seen_tol):
+    """recheck_segments written out point by point with numpy (every sample, no early exit)."""
+    covered, still = [], []
+    for a, b in old:
+        count = int(np.clip(math.ceil(np.hypot(*(b - a)) / spacing) + 1, 2, max_samples))
+        points = a + np.linspace(0.0, 1.0, count)[:, None] * (b - a)
+        if len(new):
+            covered.append(bool((distances_to_segments(points, new).min(axis=1)
+                                 <= cover_tol).all()))
+        else:
+            covered.append(False)
+        seen = through = False
+        for p in points:
+            rel = p - sensor[:2]
+            dist = np.hypot(*rel)
+            if not range_min <= dist <= range_max:
+                continue
+            angle = math.atan2(rel[1], rel[0]) - sensor[2] - angle_min
+            index = int(np.rint((angle * math.copysign(1.0, inc)) % (2 * math.pi) / abs(inc)))
+            if len(ranges) * abs(inc) >= 2 * math.pi - 1e-6:
+                index %= len(ranges)
+            if not 0 <= index < len(ranges):
+                continue
+            reading = ranges[index]
+            measured = np.inf if (reading == np.inf or reading > range_max) else reading
+            seen |= bool(abs(measured - dist) <= seen_tol)
+            through |= bool(measured > dist + seen_tol)
+        still.append(seen or not through)
+    return np.array(covered), np.array(still)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2 ** 31 - 1), st.booleans(), st.booleans())
+def test_recheck_segments_matches_point_by_point(seed, full, reverse):
+    """Remembered segments covered / still seen agree with a point-by-point check."""
+    rng = np.random.default_rng(seed)
+    room = np.array([[-3.0, -2.0], [3.0, -2.0], [3.0, 2.0], [-3.0, 2.0]])
+    box = rng.uniform(-1.5, 1.5, 2) + np.array([[0, 0], [0.4, 0], [0.4, 0.3], [0, 0.3]])
+    edges = np.concatenate([polygon_edges(room), polygon_edges(box)])
+    sensor = np.array([rng.uniform(-2.5, 2.5), rng.uniform(-1.5, 1.5), rng.uniform(-3, 3)])
+    span = 2 * math.pi if full else math.pi
+    beams = 360 if full else 181
+    inc = span / beams if full else span / (beams - 1)
+    angle_min = -span / 2
+    if reverse:
+        angle_min, inc = -angle_min, -inc
+    angles = sensor[2] + angle_min + inc * np.arange(beams)
+    ranges = cast_rays(sensor[:2], angles, 5.0, edges, None, None)
+    ranges = ranges + rng.normal(0.0, 0.01, beams)
+    ranges[rng.random(beams) < 0.05] = np.nan
+    ranges[rng.random(beams) < 0.05] = np.inf
+    new = scan_to_segments(ranges, angle_min, inc, 0.05, 5.0, sensor)
+    # Remembered: some of the true walls (seen again), some jittered copies, some phantoms.
+    old = np.concatenate([
+        edges[rng.permutation(len(edges))[:4]],
+        new + rng.normal(0.0, 0.03, new.shape),
+        rng.uniform(-3.0, 3.0, (6, 2, 2))])
+    args = (old, new, ranges, angle_min, inc, 0.05, 5.0, sensor, 0.05, 40, 0.05, 0.1)
+    covered, still = recheck_segments(*args)
+    want_covered, want_still = _recheck_brute(*args)
+    np.testing.assert_array_equal(covered, want_covered)
+    np.testing.assert_array_equal(still, want_still)
+    assert not recheck_segments(old, new[:0], *args[2:])[0].any()

@@ -46,33 +46,41 @@ class PoseHistory:
             array[rows, :-1] = array[rows, 1:]
             array[rows, -1] = value[rows]
 
-    def at(self, t: float) -> np.ndarray:
-        """Return (N, 3) every robot's pose at time t [s] (zeros for robots without samples)."""
+    def at(self, t) -> np.ndarray:
+        """
+        Return every robot's pose at time t [s] (zeros for robots without samples).
+
+        t a number: (N, 3); t an array (T,) of times: (T, N, 3), one fleet pose per time.
+        """
+        times = np.asarray(t, dtype=float)
+        ts = times.reshape(-1, 1)  # (T, 1)
         n = len(self.time)
         rows = np.arange(n)
-        k = (self.time <= t).sum(axis=1) - 1  # last entry at or before t (padding counts)
+        k = (self.time[None] <= ts[:, :, None]).sum(axis=2) - 1  # (T, N): last at or before
         before = np.clip(k, 0, DEPTH - 1)
         after = np.clip(k + 1, 0, DEPTH - 1)
         t0, t1 = self.time[rows, before], self.time[rows, after]
-        p0, p1 = self.pose[rows, before], self.pose[rows, after]
+        p0, p1 = self.pose[rows, before], self.pose[rows, after]  # (T, N, 3)
         out = p1.copy()
         # Between two samples: linear in position, along the shorter turn in yaw.
         inside = (k >= 0) & (k < DEPTH - 1) & np.isfinite(t0)
         with np.errstate(invalid='ignore', divide='ignore'):
-            w = np.where(inside, (t - t0) / np.where(t1 > t0, t1 - t0, 1.0), 0.0)
-        turn = np.angle(np.exp(1j * (p1[:, 2] - p0[:, 2])))
-        out[inside, :2] = p0[inside, :2] + w[inside, None] * (p1[inside, :2] - p0[inside, :2])
-        out[inside, 2] = p0[inside, 2] + w[inside] * turn[inside]
+            w = np.where(inside, (ts - t0) / np.where(t1 > t0, t1 - t0, 1.0), 0.0)
+        turn = np.angle(np.exp(1j * (p1[..., 2] - p0[..., 2])))
+        out[..., :2] = np.where(inside[..., None],
+                                p0[..., :2] + w[..., None] * (p1[..., :2] - p0[..., :2]),
+                                out[..., :2])
+        out[..., 2] = np.where(inside, p0[..., 2] + w * turn, out[..., 2])
         # After the newest sample: on with its twist, for a little while.
         late = k == DEPTH - 1
-        dt = np.clip(t - self.time[:, -1], 0.0, MAX_EXTRAPOLATION)
-        v = self.velocity[:, -1]
-        out[late] = self.pose[late, -1] + dt[late, None] * v[late]
+        dt = np.clip(ts - self.time[:, -1], 0.0, MAX_EXTRAPOLATION)  # (T, N)
+        out = np.where(late[..., None], self.pose[:, -1] + dt[..., None] * self.velocity[:, -1],
+                       out)
         # Before the oldest sample: the oldest (rows fill from the end; -inf pads the front).
         early = ((k < 0) | ~np.isfinite(t0)) & np.isfinite(self.time[:, -1])
         first = np.argmax(np.isfinite(self.time), axis=1)
-        out[early] = self.pose[rows[early], first[early]]
-        return out
+        out = np.where(early[..., None], self.pose[rows, first], out)
+        return out.reshape(times.shape + (n, 3))
 
 
 def _move(pose, twist, dt):

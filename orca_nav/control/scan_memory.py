@@ -1,11 +1,10 @@
 """Laser scans -> obstacle segments in the global frame, remembered for a short time."""
 
 from dataclasses import dataclass
-import math
 
 import numpy as np
-from orca_nav.core.geometry import compose_pose, point_segment_distance
-from orca_nav.core.scan import scan_to_segments
+from orca_nav.core.geometry import compose_pose
+from orca_nav.core.scan import recheck_segments, scan_to_segments
 
 # A remembered segment is checked against each new scan at points this far apart [m] (at most
 # MAX_SAMPLES per segment): a beam that returns at such a point (within SEEN_TOLERANCE) sees
@@ -67,10 +66,11 @@ class ScanMemory:
         moving at 0.5 m/s is 5 cm from where it scanned 0.1 s later.
         """
         warnings = []
-        for scan in scans:
+        scans = [scan for scan in scans if fresh[scan.robot]]
+        if history is not None and scans:
+            poses = history.at(np.array([scan.time for scan in scans], dtype=float))
+        for k, scan in enumerate(scans):
             i = scan.robot
-            if not fresh[i]:
-                continue
             # The scanning robot itself is not in the list: its body is below the laser's
             # range_min, and dropping returns within radius + margin of itself would hide the
             # obstacles closest to it, the dangerous ones.
@@ -78,8 +78,7 @@ class ScanMemory:
             others[i] = False
             try:
                 if history is not None:
-                    poses = history.at(scan.time)
-                    pos, yaw = poses[:, :2], poses[:, 2]
+                    pos, yaw = poses[k, :, :2], poses[k, :, 2]
                 sensor = compose_pose((pos[i, 0], pos[i, 1], yaw[i]), sensor_offset)
                 new = scan_to_segments(
                     scan.ranges, scan.angle_min, scan.angle_increment, scan.range_min,
@@ -94,9 +93,11 @@ class ScanMemory:
         """Merge robot i's new segments (K, 2, 2) into its memory (see the class)."""
         old, seen = self._segments[i], self._seen[i]
         if len(old):
-            points, owner = _sample(old)
-            keep = ~_covered(points, owner, len(old), new)
-            refresh = _still_there(points, owner, len(old), scan, sensor)
+            covered, refresh = recheck_segments(
+                old, new, scan.ranges, scan.angle_min, scan.angle_increment, scan.range_min,
+                scan.range_max, sensor, SAMPLE_SPACING, MAX_SAMPLES, COVER_TOLERANCE,
+                SEEN_TOLERANCE)
+            keep = ~covered
             seen = np.where(refresh, scan.time, seen)
             old, seen = old[keep], seen[keep]
         segments = np.concatenate([new, old])
@@ -125,53 +126,3 @@ class ScanMemory:
                 segments.append(seg)
                 owners.append(np.full(len(seg), -1 if shared else agent_index[i]))
         return np.concatenate(segments), np.concatenate(owners)
-
-
-def _sample(segments):
-    """Return points along segments (M, 2, 2) at about SAMPLE_SPACING, and each one's row."""
-    length = np.hypot(*(segments[:, 1] - segments[:, 0]).T)
-    count = np.clip(np.ceil(length / SAMPLE_SPACING).astype(int) + 1, 2, MAX_SAMPLES)
-    owner = np.repeat(np.arange(len(segments)), count)
-    start = np.cumsum(count) - count
-    t = (np.arange(owner.size) - start[owner]) / (count[owner] - 1)
-    a, b = segments[owner, 0], segments[owner, 1]
-    return a + t[:, None] * (b - a), owner
-
-
-def _covered(points, owner, m, new):
-    """Return (m,) bool: every sample of the remembered segment lies on some new segment."""
-    if len(new) == 0:
-        return np.zeros(m, bool)
-    near = point_segment_distance(points, new).min(axis=1) <= COVER_TOLERANCE
-    return np.bincount(owner, ~near, minlength=m) == 0
-
-
-def _still_there(points, owner, m, scan, sensor):
-    """
-    Return (m,) bool: the scan sees the remembered segment, or cannot tell.
-
-    Seen: some beam returns within SEEN_TOLERANCE of one of its points. Cannot tell: none of
-    its points is in view (out of range or field of view, a NaN reading, or behind a nearer
-    return). Otherwise the beams pass through where it was.
-    """
-    ranges = np.asarray(scan.ranges, dtype=float).reshape(-1)
-    beams = len(ranges)
-    inc = float(scan.angle_increment)
-    rel = points - np.asarray(sensor[:2], float)
-    dist = np.hypot(rel[:, 0], rel[:, 1])
-    angle = np.arctan2(rel[:, 1], rel[:, 0]) - sensor[2] - scan.angle_min
-    index = np.round(np.mod(angle * math.copysign(1.0, inc), 2.0 * math.pi) / abs(inc))
-    index = index.astype(np.int64)
-    if beams * abs(inc) >= 2.0 * math.pi - 1e-6:
-        index %= beams  # a full circle: the last beam neighbours the first
-    in_view = (index >= 0) & (index < beams) & (dist >= scan.range_min) & (
-        dist <= scan.range_max)
-    reading = np.where(in_view, ranges[np.clip(index, 0, max(beams - 1, 0))], np.nan)
-    with np.errstate(invalid='ignore'):
-        no_return = (np.isinf(reading) & (reading > 0)) | (reading > scan.range_max)
-        measured = np.where(no_return, np.inf, reading)
-        seen = np.abs(measured - dist) <= SEEN_TOLERANCE
-        through = measured > dist + SEEN_TOLERANCE
-    seen_any = np.bincount(owner, seen, minlength=m) > 0
-    through_any = np.bincount(owner, through, minlength=m) > 0
-    return seen_any | ~through_any

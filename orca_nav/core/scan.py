@@ -457,3 +457,92 @@ def _fit_clusters(x, y, sums, starts, ends, tol, min_points, increment, cap):
                 out[m, 3] = y1
                 m += 1
     return out[:m]
+
+
+def recheck_segments(old, new, ranges, angle_min, angle_increment, range_min, range_max,
+                     sensor_pose, spacing, max_samples, cover_tolerance, seen_tolerance):
+    """
+    Check remembered segments against a new scan: which are covered, which are still there.
+
+    old : (M, 2, 2) remembered segments; new : (K, 2, 2) the new scan's segments; the scan's
+    fields as in `scan_to_segments` (already validated); sensor_pose (3,) global.
+    Each old segment is looked at in points ``spacing`` apart (2 to ``max_samples`` of them,
+    both ends included). Returns two (M,) bool arrays:
+
+    covered : every point lies within ``cover_tolerance`` of some new segment (the new scan
+        sees that segment again; False for all when there is no new segment);
+    still_there : some beam returns within ``seen_tolerance`` of one of its points, or no beam
+        passes more than ``seen_tolerance`` beyond any of them (none in view: out of range or
+        field of view, a NaN reading, behind a nearer return). False means the beams pass
+        through where it was.
+    """
+    old = np.ascontiguousarray(old, dtype=np.float64).reshape(-1, 2, 2)
+    new = np.ascontiguousarray(new, dtype=np.float64).reshape(-1, 2, 2)
+    ranges = np.ascontiguousarray(ranges, dtype=np.float64).reshape(-1)
+    sensor = np.asarray(sensor_pose, dtype=np.float64).reshape(3)
+    full_circle = len(ranges) * abs(angle_increment) >= 2.0 * math.pi - FULL_CIRCLE_SLACK
+    return _recheck(old, new, ranges, float(angle_min), float(angle_increment),
+                    float(range_min), float(range_max), sensor[0], sensor[1], sensor[2],
+                    full_circle, float(spacing), int(max_samples), float(cover_tolerance),
+                    float(seen_tolerance))
+
+
+@njit(cache=True)
+def _recheck(old, new, ranges, angle_min, inc, range_min, range_max, sx, sy, syaw,
+             full_circle, spacing, max_samples, cover_tol, seen_tol):
+    m, k, beams = old.shape[0], new.shape[0], ranges.shape[0]
+    covered = np.zeros(m, np.bool_)
+    still = np.zeros(m, np.bool_)
+    two_pi = 2.0 * math.pi
+    sign = 1.0 if inc > 0.0 else -1.0
+    for j in range(m):
+        ax, ay = old[j, 0, 0], old[j, 0, 1]
+        dx, dy = old[j, 1, 0] - ax, old[j, 1, 1] - ay
+        count = min(max(int(math.ceil(math.hypot(dx, dy) / spacing)) + 1, 2), max_samples)
+        all_covered = k > 0
+        seen = False
+        through = False
+        for s in range(count):
+            t = s / (count - 1)
+            px, py = ax + t * dx, ay + t * dy
+            if all_covered:
+                near = False
+                for q in range(k):
+                    qx, qy = new[q, 0, 0], new[q, 0, 1]
+                    ex, ey = new[q, 1, 0] - qx, new[q, 1, 1] - qy
+                    fx, fy = px - qx, py - qy
+                    u = (fx * ex + fy * ey) / max(ex * ex + ey * ey, 1e-18)
+                    u = min(max(u, 0.0), 1.0)
+                    if math.hypot(fx - u * ex, fy - u * ey) <= cover_tol:
+                        near = True
+                        break
+                all_covered = near
+            if seen:
+                if not all_covered:
+                    break
+                continue
+            rx, ry = px - sx, py - sy
+            dist = math.hypot(rx, ry)
+            if dist < range_min or dist > range_max:
+                continue
+            angle = math.atan2(ry, rx) - syaw - angle_min
+            index = np.rint(((angle * sign) % two_pi) / abs(inc))
+            if not index < 1e15:
+                continue
+            b = int(index)
+            if full_circle:
+                b %= beams
+            if b < 0 or b >= beams:
+                continue
+            reading = ranges[b]
+            if (math.isinf(reading) and reading > 0.0) or reading > range_max:
+                measured = math.inf
+            else:
+                measured = reading
+            if abs(measured - dist) <= seen_tol:
+                seen = True
+            elif measured > dist + seen_tol:
+                through = True
+        covered[j] = all_covered
+        still[j] = seen or not through
+    return covered, still
