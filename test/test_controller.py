@@ -5,6 +5,8 @@ import math
 
 import numpy as np
 from orca_nav.control import FleetConfig, FleetController, FleetInputs, RobotState, ScanInput
+from orca_nav.control.scan_memory import ScanMemory
+from orca_nav.core.grid import GridMap
 from orca_nav.core.raycast import cast_rays
 import pytest
 
@@ -425,3 +427,30 @@ def test_a_robot_with_non_finite_solver_input_is_left_out_first(monkeypatch):
     assert calls == [3, 2]
     np.testing.assert_array_equal(result.commands[1], 0.0)
     assert np.hypot(*result.commands[0, :2]) > 0.1 and result.warnings[0][0] == 1
+
+
+def test_returns_on_map_walls_make_no_scan_segments_and_the_rest_do():
+    """With a map, a mapped wall seen by the scan is not added again; a box it lacks is."""
+    # 10 x 10 m map, 0.05 m cells, origin (-5, -5): one mapped wall along x = 2.
+    res, size = 0.05, 200
+    occupancy = np.zeros((size, size), np.int8)
+    occupancy[:, int((2.0 + 5.0) / res)] = 100
+    grid = GridMap.from_occupancy(occupancy.ravel(), size, size, res, (-5.0, -5.0, 0.0))
+    mapped = [[2.0, -3.0], [2.0, 3.0]]
+    box = [[-1.5, -0.3], [-1.5, 0.3]]  # not on the map
+    angles = -math.pi + 2 * math.pi / 360 * np.arange(360)
+    ranges = cast_rays(np.zeros(2), angles, 6.0, np.array([mapped, box]), None, None)
+    scan = ScanInput(robot=0, ranges=ranges, angle_min=-math.pi,
+                     angle_increment=2 * math.pi / 360, range_min=0.05, range_max=6.0,
+                     time=0.0)
+    args = ([scan], np.zeros((1, 2)), np.zeros(1), np.ones(1, bool), np.ones(1, bool),
+            np.full(1, 0.2), (0.0, 0.0, 0.0))
+    for use_map in (False, True):
+        memory = ScanMemory(1)
+        memory.update(*args, grid=grid if use_map else None)
+        segments, _ = memory.segments(0.0, np.zeros(1, np.int64), 1.0, False)
+        xs = segments[:, :, 0]
+        on_box = np.all(np.abs(xs + 1.5) < 0.05, axis=1)
+        on_wall = np.all(np.abs(xs - 2.0) < 0.05, axis=1)
+        assert on_box.any()
+        assert on_wall.any() != use_map

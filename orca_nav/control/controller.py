@@ -264,7 +264,7 @@ class FleetController:
             if cfg.scan_enabled:
                 warnings += self.scan_memory.update(inputs.scans, pos, yaw, fresh, present,
                                                     cfg.radius, cfg.scan_sensor_offset,
-                                                    self.pose_history)
+                                                    self.pose_history, self._wall_grid())
 
             def solve(rows):
                 obstacles = self._obstacles(now, rows, orca_pos, orca_radius, active)
@@ -406,6 +406,13 @@ class FleetController:
         if reached:
             return RobotState.REACHED
         return navigation or RobotState.ACTIVE
+
+    def _wall_grid(self):
+        """Return the GridMap whose walls are ORCA obstacles, or None (no map, map_walls off)."""
+        model = self.navigator.model
+        if model is None or not self.navigator.config.map_walls:
+            return None
+        return model.grid
 
     def _obstacles(self, now, idx, orca_pos, orca_radius, active):
         """

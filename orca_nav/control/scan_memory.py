@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from orca_nav.core.geometry import compose_pose
-from orca_nav.core.scan import recheck_segments, scan_to_segments
+from orca_nav.core.scan import recheck_segments, scan_to_points, scan_to_segments
 
 # A remembered segment is checked against each new scan at points this far apart [m] (at most
 # MAX_SAMPLES per segment): a beam that returns at such a point (within SEEN_TOLERANCE) sees
@@ -15,6 +15,9 @@ SEEN_TOLERANCE = 0.1  # [m] range noise, plus the beam not quite through the poi
 # A remembered segment whose every point lies this close [m] to a new segment is that segment
 # seen again: the new one replaces it (the memory merges repeated views of a wall).
 COVER_TOLERANCE = 0.05
+# Returns this close [m] to a map wall are that wall (map and scan agree within localisation
+# error): with the map's walls in the obstacles, they make no scan segment.
+MAP_WALL_TOLERANCE = 0.15
 # Segments remembered per robot at most; beyond, those seen longest ago are forgotten.
 MAX_REMEMBERED = 128
 
@@ -54,7 +57,8 @@ class ScanMemory:
         self._seen = [np.zeros(0)] * n_controlled  # (M,) [s] per robot
         self.rejected = 0  # scans refused as malformed
 
-    def update(self, scans, pos, yaw, fresh, present, radius, sensor_offset, history=None):
+    def update(self, scans, pos, yaw, fresh, present, radius, sensor_offset, history=None,
+               grid=None):
         """
         Turn new scans into segments; return warnings for the scans that were refused.
 
@@ -64,6 +68,9 @@ class ScanMemory:
         history : PoseHistory or None; given, every robot's pose is taken at the scan's time
         (``ScanInput.time``, the clock of the odometry times), not the newest one: a robot
         moving at 0.5 m/s is 5 cm from where it scanned 0.1 s later.
+        grid : GridMap or None; given (its walls are ORCA obstacles already), returns within
+        MAP_WALL_TOLERANCE of its walls make no segments: the map's walls are not added a
+        second time, only what the map does not show.
         """
         warnings = []
         scans = [scan for scan in scans if fresh[scan.robot]]
@@ -80,8 +87,11 @@ class ScanMemory:
                 if history is not None:
                     pos, yaw = poses[k, :, :2], poses[k, :, 2]
                 sensor = compose_pose((pos[i, 0], pos[i, 1], yaw[i]), sensor_offset)
+                ranges = scan.ranges
+                if grid is not None:
+                    ranges = _off_map_walls(grid, scan, sensor)
                 new = scan_to_segments(
-                    scan.ranges, scan.angle_min, scan.angle_increment, scan.range_min,
+                    ranges, scan.angle_min, scan.angle_increment, scan.range_min,
                     scan.range_max, sensor, pos[others], radius[others], extend_ends=True)
                 self._merge(i, new, scan, sensor)
             except Exception as exc:  # noqa: B902 -- one robot's bad scan stops no one else
@@ -126,3 +136,16 @@ class ScanMemory:
                 segments.append(seg)
                 owners.append(np.full(len(seg), -1 if shared else agent_index[i]))
         return np.concatenate(segments), np.concatenate(owners)
+
+
+def _off_map_walls(grid, scan, sensor):
+    """Return the scan's ranges with the returns on the map's walls set to NaN (dropped)."""
+    ranges = np.array(scan.ranges, dtype=float).reshape(-1)
+    points, beam = scan_to_points(ranges, scan.angle_min, scan.angle_increment,
+                                  scan.range_min, scan.range_max, sensor)
+    if len(points):
+        on_map = grid.inside(points)
+        near = np.zeros(len(points), bool)
+        near[on_map] = grid.distance_to_obstacle(points[on_map]) <= MAP_WALL_TOLERANCE
+        ranges[beam[near]] = np.nan
+    return ranges

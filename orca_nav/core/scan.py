@@ -546,3 +546,15 @@ def _recheck(old, new, ranges, angle_min, inc, range_min, range_max, sx, sy, sya
         covered[j] = all_covered
         still[j] = seen or not through
     return covered, still
+
+
+def warmup() -> None:
+    """Compile the scan kernels now (a few seconds once; cached on disk afterwards)."""
+    inc = 2.0 * math.pi / 360
+    angles = -math.pi + inc * np.arange(360)
+    # A square room 4 m wide seen from its centre, one scan for the segments, one re-check.
+    ranges = 2.0 / np.maximum(np.abs(np.cos(angles)), np.abs(np.sin(angles)))
+    segments = scan_to_segments(ranges, -math.pi, inc, 0.05, 6.0, (0.0, 0.0, 0.0),
+                                extend_ends=True)
+    recheck_segments(segments, segments, ranges, -math.pi, inc, 0.05, 6.0, (0.0, 0.0, 0.0),
+                     0.05, 40, 0.05, 0.1)
