@@ -147,6 +147,96 @@ def test_metrics_json_record_is_plain_json():
     assert json.loads(json.dumps(failed))['error'] == 'boom'
 
 
+def _walker_run(w0_start=0.0):
+    """
+    Return the swap of _two_robots plus two walkers, sampled every 25 ms for 10 s.
+
+    w0 walks up x = 0 from y = -2 at 0.4 m/s from t = w0_start (with 0: through the middle of
+    the swap at t = 5, where robot a is); w1 walks along y = -1.5 from x = -0.5 at 0.4 m/s,
+    through w0's path at t = 1.25 (when w0 is there too, for w0_start 0), 1.5 m from the robots.
+    """
+    scenario = scenario_from_dict({
+        'robots': [{'name': 'a', 'start': [-2, 0], 'goal': [2, 0], 'radius': 0.25},
+                   {'name': 'b', 'start': [2, 0.6], 'goal': [-2, 0.6], 'radius': 0.25}],
+        'walkers': [{'name': 'w0', 'waypoints': [[0, -2], [0, 2]], 'speed': 0.4},
+                    {'name': 'w1', 'waypoints': [[-0.5, -1.5], [3.5, -1.5]], 'speed': 0.4}]},
+        name='walkers')
+    t, robots = _straight_run(0.6)
+    poses = np.zeros((len(t), 4, 3))
+    poses[:, :2] = robots
+    poses[:, 2, 1] = -2.0 + 0.4 * np.maximum(t - w0_start, 0.0)
+    poses[:, 3, 0], poses[:, 3, 1] = -0.5 + 0.4 * t, -1.5
+    return scenario, t, poses
+
+
+def test_a_robot_crossing_a_walker_is_a_walker_collision_and_walkers_do_not_arrive():
+    scenario, t, poses = _walker_run()
+    m = compute_metrics(scenario, t, poses, t_goals=0.0, goal_tolerance=0.1)
+    # Robots are robots only; w0 ends on its last waypoint but walkers never arrive.
+    assert (m['robots'], m['walkers'], m['arrived']) == (2, 2, 2)
+    assert np.isfinite(m['time_to_goal'][:2]).all() and np.isnan(m['time_to_goal'][2:]).all()
+    assert np.isnan(m['path_ratio'][2:]).all() and np.isnan(m['line_deviation'][2:]).all()
+    # w0 walks through both robots' discs; w0 and w1 overlap too, which does not count.
+    assert m['walker_collisions'] == 2
+    assert m['walker_colliding_pairs'] == [('a', 'w0'), ('b', 'w0')]
+    assert m['min_walker_clearance'] == pytest.approx(-0.5)   # a and w0 at (0, 0) at t = 5
+    assert (m['robot_collisions'], m['obstacle_collisions']) == (0, 0)
+    assert m['collisions'] == 2
+    # The robot-robot separation ignores the walkers (w0 is 0 from a at t = 5).
+    assert m['min_separation'] == pytest.approx(0.6)
+    assert m['closest']['robots'] == (0, 1)
+    table = format_table(m, scenario, 'holonomic')
+    assert 'walkers, 2 robots, holonomic, 2 walkers' in table
+    assert 'arrived                 | 2/2' in table
+    assert '2 (robot-robot 0, robot-obstacle 0, robot-walker 2)' in table
+    assert 'walkers                 | 2, 2 robot-walker contacts, min clearance -0.500 m' in table
+    record = json.loads(json.dumps(metrics_record(scenario, 'holonomic', 1, m),
+                                   allow_nan=False))
+    assert record['robot_names'] == ['a', 'b'] and record['walker_names'] == ['w0', 'w1']
+    assert (record['robots'], record['walkers'], record['walker_collisions']) == (2, 2, 2)
+    assert record['walker_colliding_pairs'] == [['a', 'w0'], ['b', 'w0']]
+    assert set(record['time_to_goal']) == set(record['line_deviation']) == {'a', 'b'}
+
+
+def test_a_walker_that_passes_when_the_robots_are_gone_is_no_collision():
+    scenario, t, poses = _walker_run(w0_start=5.0)   # at y = 0 at t = 10, a at x = 2 then
+    m = compute_metrics(scenario, t, poses, t_goals=0.0, goal_tolerance=0.1)
+    assert (m['walker_collisions'], m['collisions'], m['arrived']) == (0, 0, 2)
+    # Closest: a at (1, 0) and w0 at (0, -1) at t = 7.5.
+    assert m['min_walker_clearance'] == pytest.approx(math.sqrt(2.0) - 0.5)
+    # Without walkers: no walker line, clearance inf.
+    m = compute_metrics(_two_robots(), t, poses[:, :2], t_goals=0.0, goal_tolerance=0.1)
+    assert (m['walkers'], m['walker_collisions'], m['min_walker_clearance']) == (0, 0, math.inf)
+    assert 'walker' not in format_table(m, _two_robots(), 'holonomic')
+
+
+def test_walkers_the_odometry_does_not_show_are_no_contact():
+    """The demo's odometry fallback has no walker poses (NaN rows): nothing is made up."""
+    scenario, t, poses = _walker_run()
+    poses[:, 2:] = np.nan
+    m = compute_metrics(scenario, t, poses, t_goals=0.0, goal_tolerance=0.1)
+    assert (m['arrived'], m['collisions'], m['walker_collisions']) == (2, 0, 0)
+    assert m['min_walker_clearance'] == math.inf and m['min_separation'] == pytest.approx(0.6)
+    json.dumps(metrics_record(scenario, 'holonomic', 0, m), allow_nan=False)
+
+
+def test_plot_draws_the_walkers(tmp_path):
+    from PIL import Image
+    scenario, t, poses = _walker_run()
+    m = compute_metrics(scenario, t, poses, 0.0)
+    robots = _two_robots()
+    plain = plot_run(robots, poses[:, :2], compute_metrics(robots, t, poses[:, :2], 0.0),
+                     tmp_path / 'plain.png')
+    walked = plot_run(scenario, poses, m, tmp_path / 'walked.png')
+    a = np.asarray(Image.open(plain).convert('L'), dtype=int)
+    b = np.asarray(Image.open(walked).convert('L'), dtype=int)
+    assert a.shape == b.shape
+    # The walkers' dark grey (0.35 * 255 = 89) dashed paths and markers.
+    assert np.count_nonzero(np.abs(b - 89) <= 3) > np.count_nonzero(np.abs(a - 89) <= 3) + 200
+    poses[:, 2:] = np.nan   # unknown walker poses still draw
+    assert plot_run(scenario, poses, m, tmp_path / 'nan.png').is_file()
+
+
 def test_demo_reads_the_node_defaults():
     """Goal tolerance and status topic come from the node's parameter table, not copies."""
     assert GOAL_TOLERANCE == FLEET_BY_NAME['goal_tolerance'].default
@@ -355,24 +445,31 @@ def test_a_wall_only_the_scans_show_is_not_touched(tmp_path):
 
 
 # Who gives way, end to end: a heavy robot (avoidance_weight 1) keeps its straight line across
-# a ring swap; a robot that ignores commands (observed, not reciprocating) is never touched.
-GIVE_WAY_RUNS = [('priority', 'holonomic', 28), ('priority', 'differential', 29),
+# a ring swap, as one of the ring or crossing it; a robot that ignores commands (observed, not
+# reciprocating) is never touched.
+GIVE_WAY_RUNS = [('priority_ring', 'holonomic', 32), ('priority_ring', 'differential', 50),
+                 ('priority', 'holonomic', 28), ('priority', 'differential', 29),
                  ('mixed', 'holonomic', 30), ('mixed', 'differential', 31)]
 
 
 @pytest.mark.slow
 def test_heavy_and_observed_robots_are_given_way(tmp_path):
     """All arrive with no contact; the heavy robot stays within 0.05 m of its straight line."""
-    failures = []
-    for name, drive, domain in GIVE_WAY_RUNS:
+    def run(spec):
+        name, drive, domain = spec
         metrics = tmp_path / f'{name}_{drive}.json'
         result = _run_demo(['--scenario', name, '--drive', drive, '--metrics-json',
                             str(metrics)], domain, timeout=240)
-        m = _read_metrics(metrics)
-        ok = (m is not None and result.returncode == EXIT_OK
-              and (m['arrived'], m['collisions']) == (m['robots'], 0)
-              and (name != 'priority' or m['line_deviation']['heavy'] <= 0.05))
-        if not ok:
-            failures.append(f'--- {name} {drive} (exit {result.returncode}, metrics {m}):\n'
-                            f'{result.stdout}{result.stderr}')
+        return spec, result, _read_metrics(metrics)
+
+    failures = []
+    with ThreadPoolExecutor(max_workers=2) as pool:  # two at a time, as _run_scenarios
+        for (name, drive, _), result, m in pool.map(run, GIVE_WAY_RUNS):
+            ok = (m is not None and result.returncode == EXIT_OK
+                  and (m['arrived'], m['collisions']) == (m['robots'], 0)
+                  and ('heavy' not in m['line_deviation']
+                       or m['line_deviation']['heavy'] <= 0.05))
+            if not ok:
+                failures.append(f'--- {name} {drive} (exit {result.returncode}, metrics {m}):'
+                                f'\n{result.stdout}{result.stderr}')
     assert not failures, '\n'.join(failures)

@@ -6,6 +6,8 @@ plans routes synchronously; the robots follow their commands exactly (the simula
 kinematics) for one control period at a time. Contact is judged on the true radii against the
 scenario's own geometry, while the controller plans with the demo's safety margin, as in
 ``python -m orca_nav.demo``. The same scenarios run end to end over DDS in test_demo.py.
+Walkers walk their scripted paths as in the simulator, but this world has no scans, so the
+controller cannot see them: they are neither robots to arrive nor judged for contact here.
 """
 
 from dataclasses import dataclass
@@ -16,7 +18,7 @@ from orca_nav.control.navigation import NavigationConfig
 from orca_nav.core.grid import GridMap
 from orca_nav.ros import params as P
 from orca_nav.sim.maps import scenario_grid
-from orca_nav.sim.node import drive_observed, integrate
+from orca_nav.sim.node import drive_observed, drive_walkers, integrate
 from orca_nav.sim.processes import node_params
 from orca_nav.sim.scenarios import available_scenarios, CONTACT_TOLERANCE, load_scenario
 import pytest
@@ -34,9 +36,9 @@ QUICK = ('shelf', 'two_rooms', 'u_pocket')
 class WorldRun:
     """The outcome of one world run (scenario order of robots)."""
 
-    arrived: np.ndarray   # (N,) bool
-    min_gap: float        # [m] smallest distance between two discs (true radii)
-    min_wall: float       # [m] smallest distance between a disc and a wall
+    arrived: np.ndarray   # (N,) bool (walkers: True, they do not count)
+    min_gap: float        # [m] smallest distance between two robots' discs (true radii)
+    min_wall: float       # [m] smallest distance between a robot's disc and a wall
     time: float           # [s] simulated
     poses: np.ndarray     # (T, N, 3) at every control period
     commands: np.ndarray  # (T, N, 3) the commands sent (zero for observed robots)
@@ -49,7 +51,8 @@ def run_world(scenario, drive, **params):
     The controller's settings are the node's: the demo's parameters for this scenario
     (orca_nav.sim.processes.node_params, incl. observed robots, weights and groups) plus
     ``params``, through the node's own validation and resolution. Observed robots are driven
-    as the simulator drives them (straight to their goals, ignoring commands).
+    as the simulator drives them (straight to their goals, ignoring commands), and so are
+    walkers (along their waypoints; the node does not know them and this world has no scans).
     """
     s = scenario.with_drive(drive)
     n = len(s.robots)
@@ -64,6 +67,7 @@ def run_world(scenario, drive, **params):
     settings = P.resolve(values)
     row = np.array([s.names.index(name) for name in settings.names])  # node row -> scenario
     c = settings.n_controlled
+    robots = np.flatnonzero(~s.walkers)   # scenario rows of the robots the node knows
     data, width, height, resolution, origin = scenario_grid(s)
     grid = GridMap.from_occupancy(data, width, height, resolution, origin)
     ctrl = FleetController(settings.fleet, settings.navigation, InlineExecutor())
@@ -71,14 +75,14 @@ def run_world(scenario, drive, **params):
     for k in range(c):
         ctrl.set_goal(k, *s.goals[row[k]])
     pose = s.starts.copy()
-    inputs = FleetInputs.empty(n)
+    inputs = FleetInputs.empty(len(row))
     cmd = np.zeros((n, 3))
     min_gap = min_wall = np.inf
-    iu, ju = np.triu_indices(n, 1)
+    iu, ju = (robots[k] for k in np.triu_indices(len(robots), 1))
     t = 0.0
     poses, commands = [], []
     while t < s.timeout:
-        for k in range(n):
+        for k in range(len(row)):
             i = row[k]
             inputs.set_odometry(k, x=pose[i, 0], y=pose[i, 1], yaw=pose[i, 2], time=t,
                                 v_forward=cmd[i, 0], v_left=cmd[i, 1], yaw_rate=cmd[i, 2])
@@ -86,6 +90,7 @@ def run_world(scenario, drive, **params):
         cmd = np.zeros((n, 3))
         cmd[row[:c]] = result.commands
         drive_observed(s, pose, cmd, PERIOD)
+        drive_walkers(s, pose, cmd, t, PERIOD)
         poses.append(pose.copy())
         commands.append(cmd.copy())
         if (all(state == RobotState.REACHED for state in result.states)
@@ -95,10 +100,11 @@ def run_world(scenario, drive, **params):
             for i in range(n):
                 pose[i] = integrate(pose[i], *cmd[i], PERIOD / SUBSTEPS)
             d = np.hypot(*(pose[iu, :2] - pose[ju, :2]).T) - s.radii[iu] - s.radii[ju]
-            min_gap = min(min_gap, d.min()) if n > 1 else min_gap
-            min_wall = min(min_wall, (s.obstacle_distance(pose[:, :2]) - s.radii).min())
+            min_gap = min(min_gap, d.min()) if len(robots) > 1 else min_gap
+            min_wall = min(min_wall, (s.obstacle_distance(pose[robots, :2])
+                                      - s.radii[robots]).min())
         t += PERIOD
-    arrived = np.hypot(*(pose[:, :2] - s.goals).T) <= 0.1 + 1e-6
+    arrived = (np.hypot(*(pose[:, :2] - s.goals).T) <= 0.1 + 1e-6) | s.walkers
     return WorldRun(arrived, min_gap, min_wall, t, np.array(poses), np.array(commands))
 
 

@@ -8,7 +8,7 @@ from orca_nav.core.grid import GridMap
 from orca_nav.sim.maps import save_map_yaml, scenario_grid
 from orca_nav.sim.scenarios import (available_scenarios, load_scenario, node_parameters,
                                     points_in_polygon, polygon_signed_area, scenario_from_dict,
-                                    ScenarioError)
+                                    ScenarioError, walker_pose)
 import pytest
 from scipy import ndimage
 
@@ -266,3 +266,149 @@ def test_node_parameters_are_plain_lists_in_robot_order():
     assert params['drive'] == ['differential'] * 5
     assert params['radius'] == [0.2] * 5
     assert all(isinstance(v, float) for v in params['max_speed'])
+
+
+# --- walkers ----------------------------------------------------------------------------------
+
+def _with_walkers(*walkers, robots=None, **extra):
+    data = {'robots': robots or [{'name': 'a', 'start': [-3, 0], 'goal': [3, 0]},
+                                 {'name': 'b', 'start': [3, 1], 'goal': [-3, 1],
+                                  'observed': True}],
+            'walkers': list(walkers), **extra}
+    return scenario_from_dict(data)
+
+
+def test_walkers_get_defaults_and_come_after_the_robots():
+    s = _with_walkers({'name': 'w0', 'waypoints': [[0, -2], [0, 2], [1, 2]]},
+                      {'name': 'w1', 'waypoints': [[2, -2], [2, -4]], 'radius': 0.3,
+                       'speed': 0.7, 'loop': True, 'start_time': 4})
+    assert s.names == ['a', 'b', 'w0', 'w1']
+    assert s.walkers.tolist() == [False, False, True, True]
+    assert s.observed.tolist() == [False, True, False, False]
+    w0, w1 = s.robots[2:]
+    assert (w0.radius, w0.max_speed, w0.loop, w0.start_time) == (0.25, 0.5, False, 0.0)
+    assert (w1.radius, w1.max_speed, w1.loop, w1.start_time) == (0.3, 0.7, True, 4.0)
+    # Start: the first waypoint facing the second; goal: the last; holonomic.
+    assert w0.start == pytest.approx((0.0, -2.0, math.pi / 2))
+    assert w0.goal == (1.0, 2.0) and w0.waypoints == ((0.0, -2.0), (0.0, 2.0), (1.0, 2.0))
+    assert w1.start == pytest.approx((2.0, -2.0, -math.pi / 2))
+    assert {w0.drive, w1.drive} == {'holonomic'}
+    # Every per-row array covers them.
+    assert s.radii.tolist() == [0.2, 0.2, 0.25, 0.3]
+    assert s.starts.shape == (4, 3) and s.goals[3].tolist() == [2.0, -4.0]
+    # A drive override leaves walkers holonomic.
+    drives = [r.drive for r in s.with_drive('differential').robots]
+    assert drives == ['differential', 'differential', 'holonomic', 'holonomic']
+
+
+def test_walkers_are_not_given_to_the_node():
+    s = _with_walkers({'name': 'w0', 'waypoints': [[0, -2], [0, 2]]})
+    params = node_parameters(s)
+    assert params['robots'] == ['a'] and params['observed_robots'] == ['b']
+    for key in ('radius', 'max_speed', 'max_angular_speed', 'drive', 'avoidance_weight',
+                'avoidance_group', 'groups_to_ignore'):
+        assert len(params[key]) == 2, key
+
+
+def test_the_robot_count_override_keeps_the_walkers():
+    s = load_scenario('people', robots=2, drive='differential')
+    assert s.names == ['e0', 'e1', 'w0', 'w1', 'w2']
+    assert [r.drive for r in s.robots] == ['differential'] * 2 + ['holonomic'] * 3
+    with pytest.raises(ScenarioError, match='lists 6 robots'):
+        load_scenario('people', robots=7)
+
+
+def test_walker_paths_may_cross_anything_but_not_stand_on_a_robot_at_the_start():
+    # Through an obstacle, ending on a robot's goal and starting on another walker: fine.
+    s = _with_walkers({'name': 'w0', 'waypoints': [[0, -3], [0, 3], [3, 0]]},
+                      {'name': 'w1', 'waypoints': [[0, -3], [-3, 1]]},
+                      obstacles={'polygons': [_square(0.0, 3.0, 0.5)]})
+    assert s.walkers.sum() == 2
+    with pytest.raises(ScenarioError, match='robot a and walker w0 overlap at their starts'):
+        _with_walkers({'name': 'w0', 'waypoints': [[-3.2, 0], [0, 3]]})
+
+
+@pytest.mark.parametrize('walker, message', [
+    ({'name': 'w0', 'waypoints': [[0, -2], [0, 2]], 'sped': 1.0}, "did you mean 'speed'"),
+    ({'name': 'w0', 'waypoints': [[0, -2], [0, 2]], 'start_tim': 1.0},
+     "did you mean 'start_time'"),
+    ({'waypoints': [[0, -2], [0, 2]]}, "missing 'name'"),
+    ({'name': 'w0'}, "missing 'waypoints'"),
+    ({'name': 'w0', 'waypoints': [[0, -2]]}, 'at least 2'),
+    ({'name': 'w0', 'waypoints': [[0, -2], [0, 'x']]}, r'waypoints\[1\]: expected 2 numbers'),
+    ({'name': 'w0', 'waypoints': [[0, -2], [0, 2, 1]]}, r'waypoints\[1\]: expected 2'),
+    ({'name': 'w0', 'waypoints': [[0, -2], [0, float('inf')]]}, 'finite'),
+    ({'name': 'w0', 'waypoints': 'north'}, 'at least 2'),
+    ({'name': 'w0', 'waypoints': [[0, -2], [0, 2]], 'speed': 0}, 'speed: must be positive'),
+    ({'name': 'w0', 'waypoints': [[0, -2], [0, 2]], 'radius': -1}, 'radius: must be positive'),
+    ({'name': 'w0', 'waypoints': [[0, -2], [0, 2]], 'loop': 'yes'}, 'true or false'),
+    ({'name': 'w0', 'waypoints': [[0, -2], [0, 2]], 'start_time': -1}, 'start_time'),
+    ({'name': 'bad name', 'waypoints': [[0, -2], [0, 2]]}, 'must match'),
+    ({'name': 'a', 'waypoints': [[0, -2], [0, 2]]}, "duplicate robot names \\['a'\\]"),
+])
+def test_invalid_walkers_fail_with_an_actionable_message(walker, message):
+    with pytest.raises(ScenarioError, match=message):
+        _with_walkers(walker)
+
+
+def test_two_walkers_with_one_name_are_refused():
+    with pytest.raises(ScenarioError, match="duplicate robot names \\['w'\\]"):
+        _with_walkers({'name': 'w', 'waypoints': [[0, -2], [0, 2]]},
+                      {'name': 'w', 'waypoints': [[1, -2], [1, 2]]})
+    with pytest.raises(ScenarioError, match="unknown key 'walker' .*did you mean 'walkers'"):
+        scenario_from_dict({'robots': [{'start': [0, 0], 'goal': [1, 0]}], 'walker': []})
+    with pytest.raises(ScenarioError, match='walkers must be a list'):
+        scenario_from_dict({'robots': [{'start': [0, 0], 'goal': [1, 0]}], 'walkers': {}})
+
+
+def test_walker_pose_follows_the_polyline_at_its_speed():
+    s = _with_walkers({'name': 'w', 'waypoints': [[0, -3], [3, -3], [3, 1]], 'speed': 0.5,
+                       'start_time': 2.0})
+    w = s.robots[-1]
+    # Standing at the first waypoint, facing the second, until start_time.
+    for t in (0.0, 1.0, 2.0):
+        assert walker_pose(w, t) == pytest.approx((0.0, -3.0, 0.0))
+    # Arc length 0.5 * (t - 2): 1 m along the first leg, the corner, 1.5 m up the second leg.
+    assert walker_pose(w, 4.0) == pytest.approx((1.0, -3.0, 0.0))
+    assert walker_pose(w, 8.0)[:2] == pytest.approx((3.0, -3.0))
+    assert walker_pose(w, 11.0) == pytest.approx((3.0, -1.5, math.pi / 2))
+    # At the last waypoint after 7 m (t = 16) and standing there for ever.
+    for t in (16.0, 17.0, 1000.0):
+        assert walker_pose(w, t) == pytest.approx((3.0, 1.0, math.pi / 2))
+
+
+def test_a_looping_walker_walks_back_to_the_first_waypoint_and_round_again():
+    s = _with_walkers({'name': 'w', 'waypoints': [[0, -3], [2, -3]], 'speed': 1.0,
+                       'loop': True})
+    w = s.robots[-1]
+    # 4 m round: out along +x, back along -x, out again.
+    assert walker_pose(w, 1.0) == pytest.approx((1.0, -3.0, 0.0))
+    assert walker_pose(w, 3.0) == pytest.approx((1.0, -3.0, math.pi))
+    assert walker_pose(w, 5.5) == pytest.approx((1.5, -3.0, 0.0))
+    assert walker_pose(w, 403.0) == pytest.approx((1.0, -3.0, math.pi))
+    # A triangle: the closing leg from the last waypoint to the first.
+    s = _with_walkers({'name': 'w', 'waypoints': [[0, -3], [3, -3], [3, -7]], 'speed': 1.0,
+                       'loop': True})
+    assert walker_pose(s.robots[-1], 9.5) == pytest.approx((1.5, -5.0, math.atan2(4, -3)))
+    assert walker_pose(s.robots[-1], 12.0 + 1.0) == pytest.approx((1.0, -3.0, 0.0))
+
+
+def test_the_walker_scenarios_have_walkers_crossing_the_robots():
+    ring = load_scenario('ring_walker')
+    assert ring.names == ['r0', 'r1', 'r2', 'r3', 'r4', 'r5', 'w0']
+    w0 = ring.robots[-1]
+    assert (w0.waypoints, w0.radius, w0.max_speed, w0.start_time, w0.loop) == (
+        ((0.0, -5.0), (0.0, 5.0)), 0.25, 0.5, 2.0, False)
+    assert walker_pose(w0, 12.0)[:2] == pytest.approx((0.0, 0.0))
+    people = load_scenario('people')
+    walkers = [r for r in people.robots if r.walker]
+    assert people.walkers.sum() == 3 and (~people.walkers).sum() == 6
+    assert timeout_and_arena(people) == (120.0, (-6.0, -5.0, 6.0, 5.0))
+    assert any(w.loop for w in walkers) and any(w.start_time == 10.0 for w in walkers)
+    assert all(0.3 <= w.max_speed <= 0.6 for w in walkers)
+    assert len({w.max_speed for w in walkers}) == 3
+
+
+def timeout_and_arena(scenario):
+    """Return (timeout, arena) of a scenario."""
+    return scenario.timeout, tuple(scenario.arena)

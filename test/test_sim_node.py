@@ -12,8 +12,9 @@ import numpy as np
 from orca_nav.core.raycast import cast_rays
 from orca_nav.ros.params import FLEET_BY_NAME
 from orca_nav.sim.maps import scenario_grid
-from orca_nav.sim.node import clamp_command, integrate, MAP_QOS, MAP_TOPIC, SimNode
-from orca_nav.sim.scenarios import load_scenario, ScenarioError
+from orca_nav.sim.node import (clamp_command, drive_walkers, integrate, MAP_QOS, MAP_TOPIC,
+                               SimNode)
+from orca_nav.sim.scenarios import load_scenario, scenario_from_dict, ScenarioError
 import pytest
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
@@ -344,6 +345,109 @@ def test_scans_see_the_walls_of_a_map_file():
         hit = np.isfinite(ranges)
         assert hit.sum() >= 30
         assert ranges[hit].min() >= scenario.obstacle_distance(pose[None, :2])[0] - 0.06
+    finally:
+        sim.destroy_node()
+        rclpy.try_shutdown(context=context)
+
+
+# --- walkers ----------------------------------------------------------------------------------
+
+def _walk(scenario, duration, dt=0.02, twists=None):
+    """Step drive_walkers + integrate; return {t rounded to ms: (poses, twists)} of every step."""
+    poses = scenario.starts.copy()
+    twists = np.zeros((len(poses), 3)) if twists is None else twists
+    out = {0.0: (poses.copy(), twists.copy())}
+    for k in range(int(round(duration / dt))):
+        t = k * dt
+        drive_walkers(scenario, poses, twists, t, dt)
+        out[round(t, 3)] = (poses.copy(), twists.copy())  # twist and yaw of the step from t
+        for i in range(len(poses)):
+            poses[i] = integrate(poses[i], *twists[i], dt)
+    out[round(duration, 3)] = (poses.copy(), twists.copy())
+    return out
+
+
+def test_drive_walkers_follows_the_polyline_at_its_speed_and_stops_at_the_end():
+    s = scenario_from_dict({
+        'robots': [{'name': 'a', 'start': [-5, 5], 'goal': [5, 5]}],
+        'walkers': [{'name': 'w', 'waypoints': [[0, -3], [3, -3], [3, 1]], 'speed': 0.5,
+                     'start_time': 2.0}]})
+    commanded = np.zeros((2, 3))
+    commanded[0] = (0.3, 0.0, 0.1)   # the robot's own twist: left alone
+    steps = _walk(s, 20.0, twists=commanded)
+    pose = {t: p[1] for t, (p, _) in steps.items()}
+    twist = {t: w[1] for t, (_, w) in steps.items()}
+    # Waits at its first waypoint until start_time, standing still.
+    assert pose[1.0] == pytest.approx((0.0, -3.0, 0.0))
+    assert pose[2.0] == pytest.approx((0.0, -3.0, 0.0))
+    assert twist[1.0] == pytest.approx((0.0, 0.0, 0.0))
+    # Then 0.5 m/s along the legs: the arc-length point 0.5 (t - 2) m along the path.
+    assert pose[4.0][:2] == pytest.approx((1.0, -3.0), abs=1e-9)
+    assert pose[8.0][:2] == pytest.approx((3.0, -3.0), abs=1e-9)
+    assert pose[11.0][:2] == pytest.approx((3.0, -1.5), abs=1e-9)
+    # Facing where it goes with a holonomic body twist (speed, 0, 0).
+    assert twist[5.0] == pytest.approx((0.5, 0.0, 0.0))
+    assert pose[5.0][2] == pytest.approx(0.0)
+    assert twist[10.0] == pytest.approx((0.5, 0.0, 0.0))
+    assert pose[10.0][2] == pytest.approx(math.pi / 2)
+    # At the last waypoint after 7 m (t = 16), standing there.
+    assert pose[16.0][:2] == pytest.approx((3.0, 1.0), abs=1e-9)
+    assert pose[20.0][:2] == pytest.approx((3.0, 1.0), abs=1e-9)
+    assert twist[18.0] == pytest.approx((0.0, 0.0, 0.0))
+    # Never faster than its speed; the robot's twist untouched.
+    assert max(np.hypot(w[1, 0], w[1, 1]) for _, w in steps.values()) <= 0.5 + 1e-9
+    assert all(np.array_equal(w[0], (0.3, 0.0, 0.1)) for _, w in steps.values())
+
+
+def test_drive_walkers_loops_when_asked_and_depends_on_the_simulated_time_only():
+    s = scenario_from_dict({
+        'robots': [{'name': 'a', 'start': [-5, 5], 'goal': [5, 5]}],
+        'walkers': [{'name': 'w', 'waypoints': [[0, -3], [2, -3]], 'speed': 1.0,
+                     'loop': True}]})
+    steps = _walk(s, 9.0, dt=0.02)
+    pose = {t: p[1] for t, (p, _) in steps.items()}
+    assert pose[1.0][:2] == pytest.approx((1.0, -3.0), abs=1e-9)
+    assert pose[3.0][:2] == pytest.approx((1.0, -3.0), abs=1e-9)   # on its way back
+    assert pose[3.0][2] == pytest.approx(math.pi)
+    assert pose[4.0][:2] == pytest.approx((0.0, -3.0), abs=1e-9)   # round again
+    assert pose[9.0][:2] == pytest.approx((1.0, -3.0), abs=1e-9)
+    # Uneven steps (a late timer) land on the same path points.
+    poses, twists, t = s.starts.copy(), np.zeros((2, 3)), 0.0
+    for dt in [0.013, 0.1, 0.037] * 30:
+        drive_walkers(s, poses, twists, t, dt)
+        poses[1] = integrate(poses[1], *twists[1], dt)
+        t += dt
+    assert t == pytest.approx(4.5)
+    assert poses[1, :2] == pytest.approx((0.5, -3.0), abs=1e-9)
+
+
+def test_walkers_have_no_topics_and_appear_in_the_scans(tmp_path):
+    path = tmp_path / 'walker.yaml'
+    path.write_text(yaml.safe_dump({
+        'robots': [{'name': 'a', 'start': [0.0, 0.0, 0.0], 'goal': [-3.0, 0.0]}],
+        'walkers': [{'name': 'w', 'waypoints': [[2.0, 0.0], [2.0, 3.0]], 'radius': 0.25,
+                     'start_time': 1000.0}]}))
+    truth = tmp_path / 'truth.npz'
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=DOMAIN_ID)
+    sim = SimNode(context=context, parameter_overrides=[
+        Parameter('scenario', value=str(path)), Parameter('scan_beams', value=36),
+        Parameter('publish_map', value=False), Parameter('trajectory_file', value=str(truth))])
+    try:
+        assert sorted(sim.odom_pubs) == [0] and sorted(sim.scan_pubs) == [0]
+        topics = [name for name, _ in sim.get_topic_names_and_types()]
+        assert {'/a/odom', '/a/scan', '/a/cmd_vel'} <= set(topics)
+        assert not [name for name in topics if name.startswith('/w/')], topics
+        # The robot's scanner sees the walker's disc straight ahead (beam 18 of 36 at 0 rad).
+        ranges = sim.scan_ranges(0)
+        assert ranges[18] == pytest.approx(2.0 - 0.25, abs=1e-9)
+        assert np.isinf(ranges[0]) and np.isfinite(ranges).sum() <= 5
+        # The ground truth holds both rows and marks the walker.
+        sim.save_trajectory()
+        data = np.load(truth)
+        assert list(data['names']) == ['a', 'w']
+        assert data['walkers'].tolist() == [False, True]
+        assert data['poses'].shape[1:] == (2, 3)
     finally:
         sim.destroy_node()
         rclpy.try_shutdown(context=context)

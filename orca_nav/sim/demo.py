@@ -15,10 +15,14 @@ simulator's ground truth and writes a PNG of the trajectories (with the map and 
 node planned, when it publishes them on ``/<r>/orca_route``). ``--metrics-json`` also writes
 the metrics as JSON.
 
-Exit codes: 0 every robot arrived without a collision; 1 a collision happened (robot-robot or
-robot-obstacle); 2 no collision but not every robot arrived before the timeout; 3 the demo could
-not run (a process died, the node never came up, a bad option); 130 interrupted (Ctrl-C), after
-a clean shutdown and the report of the partial run.
+The scenario's walkers (people on scripted paths) are the simulator's alone: the demo sends
+them no goals, expects no odometry of them and does not wait for them to arrive; it counts
+their contacts with the robots.
+
+Exit codes: 0 every robot arrived without a collision; 1 a collision happened (robot-robot,
+robot-obstacle or robot-walker); 2 no collision but not every robot arrived before the
+timeout; 3 the demo could not run (a process died, the node never came up, a bad option); 130
+interrupted (Ctrl-C), after a clean shutdown and the report of the partial run.
 """
 
 import argparse
@@ -58,7 +62,7 @@ GOAL_RESEND_PERIOD = 1.0  # [s] goals are resent until the robot moves: discover
 MOVED_THRESHOLD = 0.05   # [m] a robot this far from its start has acknowledged its goal
 PROGRESS_PERIOD = 2.0    # [s] between progress lines
 GROUND_TRUTH_END_SLACK = 0.5  # [s] the simulator's last sample may precede the demo's end
-GROUND_TRUTH_WAIT = 4.0  # [s] for a running simulator's next ground-truth save (--attach)
+GROUND_TRUTH_WAIT = 6.0  # [s] for a running simulator's next ground-truth save (--attach)
 TICK_STATS_TOPIC = f'/{NODE_NAME}/tick_stats'  # the node's ~/tick_stats
 STATUS_TOPIC = FLEET_BY_NAME['status_topic'].default  # the node's per-robot status (JSON)
 # The node's planned route per robot (nav_msgs/Path, latched); its name if the node has one.
@@ -78,16 +82,21 @@ class Monitor:
         self.goal_tolerance = goal_tolerance
         self.node = rclpy.create_node('orca_nav_demo')
         n = len(scenario.robots)
+        # Rows of the robots: walkers publish nothing (their rows stay NaN) and never arrive.
+        self.robot_rows = np.flatnonzero(~scenario.walkers)
         self.latest = np.full((n, 3), np.nan)     # x, y, yaw from odom
         self.stamps = np.full(n, -np.inf)         # odom stamps [s]
         self.snapshot_stamp = -np.inf
         self.history_t, self.history = [], []     # wall time, (N, 3) snapshots
-        # Observed robots drive themselves (the simulator): no goal to send or acknowledge.
-        self.acknowledged = scenario.observed.copy()
+        # Observed robots and walkers move by themselves (the simulator): no goal to send or
+        # acknowledge.
+        self.acknowledged = scenario.observed | scenario.walkers
         self.min_separation = math.inf
         self.routes = {}                          # robot name -> (P, 2) last planned route
         self.goal_pubs = {}  # robot row -> goal_pose publisher (commanded robots only)
         for i, robot in enumerate(scenario.robots):
+            if robot.walker:
+                continue  # no topics: the node and the demo know nothing of it
             self.node.create_subscription(Odometry, f'/{robot.name}/odom',
                                           lambda msg, i=i: self._on_odom(i, msg),
                                           QoSProfile(depth=10))
@@ -151,7 +160,8 @@ class Monitor:
         self.stamps[i] = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
         # The simulator publishes every robot's odometry with one stamp: take a snapshot once
         # all of them are in, so that separations compare positions of the same instant.
-        if self.stamps[i] > self.snapshot_stamp and np.all(self.stamps == self.stamps[i]):
+        if (self.stamps[i] > self.snapshot_stamp
+                and np.all(self.stamps[self.robot_rows] == self.stamps[i])):
             self.snapshot_stamp = self.stamps[i]
             self._snapshot()
 
@@ -160,21 +170,22 @@ class Monitor:
         self.history_t.append(now)
         self.history.append(self.latest.copy())
         xy = self.latest[:, :2]
-        if len(xy) > 1:
-            d = np.linalg.norm(xy[:, None] - xy[None], axis=-1)
+        if len(self.robot_rows) > 1:
+            robots = xy[self.robot_rows]
+            d = np.linalg.norm(robots[:, None] - robots[None], axis=-1)
             np.fill_diagonal(d, np.inf)
             self.min_separation = min(self.min_separation, float(d.min()))
         moved = np.linalg.norm(xy - self.scenario.starts[:, :2], axis=1) > MOVED_THRESHOLD
         self.acknowledged |= moved | self.at_goal()
 
     def at_goal(self):
-        """(N,) bool: robots now within goal_tolerance of their goal."""
+        """(N,) bool: robots now within goal_tolerance of their goal (walkers: False)."""
         dist = np.linalg.norm(self.latest[:, :2] - self.scenario.goals, axis=1)
-        return dist <= self.goal_tolerance
+        return (dist <= self.goal_tolerance) & ~self.scenario.walkers
 
     def have_odom(self):
-        """Whether odometry of every robot has arrived (the simulator is up)."""
-        return not np.isnan(self.latest).any()
+        """Whether odometry of every robot (not walker) has arrived (the simulator is up)."""
+        return not np.isnan(self.latest[self.robot_rows]).any()
 
     def goals_matched(self):
         """Whether something subscribes to every robot's goal_pose (the node is up)."""
@@ -184,7 +195,7 @@ class Monitor:
         """Publish the goal of every robot whose goal is not acknowledged yet."""
         stamp = self.node.get_clock().now().to_msg()
         for i, robot in enumerate(self.scenario.robots):
-            if self.acknowledged[i] or robot.observed:
+            if self.acknowledged[i] or robot.observed or robot.walker:
                 continue
             yaw = math.atan2(robot.goal[1] - robot.start[1], robot.goal[0] - robot.start[0])
             self.goal_pubs[i].publish(make_goal(*robot.goal, yaw, frame_id='map', stamp=stamp))
@@ -208,7 +219,9 @@ def load_ground_truth(path, monitor, t_goals, t_end, wait=0.0):
             data = np.load(path)
             ours = (len(data['t']) > 1 and list(data['names']) == monitor.scenario.names
                     and data['wall'][0] <= t_goals)
-            if ours and data['wall'][-1] >= t_end - GROUND_TRUTH_END_SLACK:
+            # A simulator still running (wait > 0) saves past t_end; a stopped one may not.
+            slack = 0.0 if wait > 0.0 else GROUND_TRUTH_END_SLACK
+            if ours and data['wall'][-1] >= t_end - slack:
                 return data['wall'], data['poses'], 'simulator ground truth'
         except (OSError, ValueError, KeyError):
             pass
@@ -278,6 +291,17 @@ def parse_args(argv=None):
     return args
 
 
+def robot_count(scenario):
+    """Return the number of robots of a scenario, its walkers not counted."""
+    return int((~scenario.walkers).sum())
+
+
+def _walkers(scenario):
+    """Return ' and N walkers' for a scenario with walkers, else ''."""
+    count = int(scenario.walkers.sum())
+    return f' and {count} walkers' if count else ''
+
+
 def _start_children(args, path, scenario, drive):
     """Start the simulator and the node on a private domain; return (children, work, files)."""
     domain_id = (args.domain_id if args.domain_id is not None
@@ -288,14 +312,14 @@ def _start_children(args, path, scenario, drive):
     env = child_env(domain_id)
     work = Path(tempfile.mkdtemp(prefix='orca_nav_demo_'))
     truth_path = work / 'ground_truth.npz'
-    sim_file = write_params(work / 'sim.yaml',
-                            sim_params(path, scenario, args.drive, truth_path, args.seed,
-                                       args.scan_noise, not args.no_map))
+    sim = sim_params(path, scenario, args.drive, truth_path, args.seed, args.scan_noise,
+                     not args.no_map)
+    sim_file = write_params(work / 'sim.yaml', sim)
     node_file = write_params(work / 'orca_nav.yaml',
                              node_params(scenario, args.goal_tolerance, args.safety_margin))
     print(f'orca_nav demo: scenario {scenario.name!r} ({scenario.description}) with '
-          f'{len(scenario.robots)} {drive} robots; ROS_DOMAIN_ID={domain_id}, DDS on '
-          f'localhost; logs in {work}', flush=True)
+          f'{robot_count(scenario)} {drive} robots{_walkers(scenario)}; '
+          f'ROS_DOMAIN_ID={domain_id}, DDS on localhost; logs in {work}', flush=True)
     children = [Child(name, cmd, env, work) for name, cmd in child_commands(sim_file, node_file)]
     return children, work, [truth_path, sim_file, node_file]
 
@@ -311,7 +335,7 @@ def run(args):
             write_metrics_json(args.metrics_json, {'scenario': str(args.scenario),
                                                    'exit_code': EXIT_ERROR, 'error': str(exc)})
         return EXIT_ERROR
-    drive = '/'.join(sorted({r.drive for r in scenario.robots}))
+    drive = '/'.join(sorted({r.drive for r in scenario.robots if not r.walker}))
     out = Path(args.out or f'out/demo_{scenario.name}.png')
     work, files = None, []
     if args.attach:
@@ -320,7 +344,7 @@ def run(args):
         children = []
         truth_path = Path(args.ground_truth) if args.ground_truth else None
         print(f'orca_nav demo: following scenario {scenario.name!r} with '
-              f'{len(scenario.robots)} {drive} robots on '
+              f'{robot_count(scenario)} {drive} robots{_walkers(scenario)} on '
               f'ROS_DOMAIN_ID={os.environ.get("ROS_DOMAIN_ID", "0")}', flush=True)
     else:
         children, work, files = _start_children(args, path, scenario, drive)
@@ -379,9 +403,9 @@ def _report(args, scenario, drive, monitor, out, status, failure, t_goals, truth
     tick = monitor.tick_percentiles()
     print(f'\nmetrics (from the {source}):')
     print(format_table(metrics, scenario, drive, tick), flush=True)
-    title = (f'{scenario.name}: {len(scenario.robots)} {drive} robots, arrived '
-             f'{metrics["arrived"]}/{metrics["robots"]}, collisions {metrics["collisions"]}, '
-             f'min separation {metrics["min_separation"]:.2f} m')
+    title = (f'{scenario.name}: {metrics["robots"]} {drive} robots{_walkers(scenario)}, '
+             f'arrived {metrics["arrived"]}/{metrics["robots"]}, collisions '
+             f'{metrics["collisions"]}, min separation {metrics["min_separation"]:.2f} m')
     print(f'trajectories: {plot_run(scenario, poses, metrics, out, title, monitor.routes)}')
     if status is None:
         status = (EXIT_COLLISION if metrics['collisions'] else
@@ -413,7 +437,7 @@ def _drive_run(monitor, children, timeout, quiet, interrupted):
     t_goals = time.time()
     begin = time.monotonic()
     next_goal = next_progress = begin
-    n = len(monitor.scenario.robots)
+    n = robot_count(monitor.scenario)   # walkers never arrive
     while True:
         now = time.monotonic()
         if now >= next_goal and not monitor.acknowledged.all():

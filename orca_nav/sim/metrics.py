@@ -2,7 +2,8 @@
 Metrics of one demo run from ground-truth poses, as a dict, a text table and JSON (numpy only).
 
 ``compute_metrics`` judges a run on the true robot radii and the scenario's static obstacles
-(polygons, walls and the occupied cells of its map); ``format_table`` prints it and
+(polygons, walls and the occupied cells of its map) and, when the scenario has walkers (people
+on scripted paths), the robots' contacts with them; ``format_table`` prints it and
 ``metrics_record`` turns it into plain JSON-able values for ``--metrics-json``.
 """
 
@@ -29,26 +30,38 @@ def compute_metrics(scenario, t, poses, t_goals, goal_tolerance=GOAL_TOLERANCE):
     ``time_to_goal`` and ``path_ratio`` are (N,) arrays, NaN for a robot that did not arrive;
     ``line_deviation`` (N,) is each robot's largest distance from the straight line between
     its start and its goal [m] (how far it was pushed off course).
+
+    The scenario's walkers are rows of ``poses`` too (NaN where their poses are unknown) but
+    not robots: ``robots`` and ``arrived`` count the other rows, ``walkers`` the walkers, whose
+    per-robot values are NaN; they are not judged against obstacles or each other. A robot
+    that overlaps a walker is a ``walker_collisions`` pair (``walker_colliding_pairs``, robot
+    first) and ``min_walker_clearance`` is the smallest robot-walker disc gap [m] (inf without
+    walkers); ``collisions`` = robot + obstacle + walker collisions.
     """
     t = np.asarray(t, dtype=float)
     xy = np.asarray(poses, dtype=float)[:, :, :2]
     k, n = xy.shape[:2]
     radii, goals = scenario.radii, scenario.goals
-    out = {'robots': n, 'duration': float(t[-1] - t_goals) if k else 0.0}
+    walker = scenario.walkers
+    robots = np.flatnonzero(~walker)
+    out = {'robots': len(robots), 'walkers': int(walker.sum()),
+           'duration': float(t[-1] - t_goals) if k else 0.0}
     out.update(_separation(scenario, t, xy, t_goals))
+    out.update(_walker_contacts(scenario, xy))
 
-    # Robot-obstacle clearance.
-    obstacle_clearance = (scenario.obstacle_distance(xy.reshape(-1, 2)).reshape(k, n)
-                          - radii[None, :])
+    # Robot-obstacle clearance (the walkers' paths are the scenario writer's business).
+    obstacle_clearance = (scenario.obstacle_distance(xy[:, robots].reshape(-1, 2))
+                          .reshape(k, len(robots)) - radii[None, robots])
     out['min_obstacle_clearance'] = float(obstacle_clearance.min()) if k else math.inf
     hitting = obstacle_clearance < -CONTACT_TOLERANCE
     out['obstacle_collisions'] = int(hitting.any(axis=0).sum())
-    out['collisions'] = out['robot_collisions'] + out['obstacle_collisions']
+    out['collisions'] = (out['robot_collisions'] + out['obstacle_collisions']
+                         + out['walker_collisions'])
 
     # Arrival, time to goal and path length (from the moment the goals were sent).
     to_goal = np.linalg.norm(xy - goals[None], axis=-1)                  # (K, N)
     at_goal = to_goal <= goal_tolerance
-    reached = at_goal & (t >= t_goals)[:, None]
+    reached = at_goal & (t >= t_goals)[:, None] & ~walker[None, :]   # walkers never arrive
     first = np.where(reached.any(axis=0), np.argmax(reached, axis=0), -1)
     out['arrived'] = int((first >= 0).sum())
     times = np.array([t[f] - t_goals if f >= 0 else math.nan for f in first])
@@ -59,7 +72,7 @@ def compute_metrics(scenario, t, poses, t_goals, goal_tolerance=GOAL_TOLERANCE):
     steps = np.linalg.norm(np.diff(xy, axis=0), axis=-1)                 # (K-1, N)
     ratios = np.full(n, math.nan)
     for i, robot in enumerate(scenario.robots):
-        if first[i] < 0 or robot.straight_line <= 0.0:
+        if first[i] < 0 or robot.straight_line <= 0.0 or robot.walker:
             continue
         # Path driven until arrival over the straight line from the start to that point.
         straight = np.linalg.norm(xy[first[i], i] - xy[0, i])
@@ -69,7 +82,7 @@ def compute_metrics(scenario, t, poses, t_goals, goal_tolerance=GOAL_TOLERANCE):
     starts = scenario.starts[:, :2]
     out['line_deviation'] = np.array([
         point_segment_distance(xy[:, i], np.array([[starts[i], goals[i]]]))[:, 0].max()
-        if k else math.nan for i in range(n)])
+        if k and not walker[i] else math.nan for i in range(n)])
     done = ratios[np.isfinite(ratios)]
     out['path_ratio_mean'] = float(done.mean()) if len(done) else math.nan
     out['path_ratio_max'] = float(done.max()) if len(done) else math.nan
@@ -77,13 +90,15 @@ def compute_metrics(scenario, t, poses, t_goals, goal_tolerance=GOAL_TOLERANCE):
 
 
 def _separation(scenario, t, xy, t_goals):
-    """Robot-robot separation at every sample: minimum, closest pair, collisions."""
-    n = xy.shape[1]
+    """Robot-robot separation at every sample (walkers left out): minimum, closest, collisions."""
+    rows = np.flatnonzero(~scenario.walkers)
+    n = len(rows)
     if n < 2 or len(t) == 0:
         return {'min_separation': math.inf, 'min_clearance': math.inf, 'closest': None,
                 'robot_collisions': 0, 'colliding_pairs': []}
     radii = scenario.radii
     iu, ju = np.triu_indices(n, 1)
+    iu, ju = rows[iu], rows[ju]   # scenario rows
     dist = np.linalg.norm(xy[:, iu] - xy[:, ju], axis=-1)          # (K, P)
     limit = radii[iu] + radii[ju]                                    # (P,)
     step, pair = np.unravel_index(np.argmin(dist - limit), dist.shape)
@@ -99,6 +114,25 @@ def _separation(scenario, t, xy, t_goals):
                                 for p in np.flatnonzero(collided)]}
 
 
+def _walker_contacts(scenario, xy):
+    """Robot-walker disc gaps at every sample: minimum and the pairs that overlap."""
+    walker = scenario.walkers
+    robots, walkers = np.flatnonzero(~walker), np.flatnonzero(walker)
+    if len(walkers) == 0 or len(robots) == 0 or len(xy) == 0:
+        return {'min_walker_clearance': math.inf, 'walker_collisions': 0,
+                'walker_colliding_pairs': []}
+    radii = scenario.radii
+    dist = np.linalg.norm(xy[:, robots, None] - xy[:, None, walkers], axis=-1)   # (K, R, W)
+    gap = dist - radii[robots, None] - radii[None, walkers]
+    # A walker's unknown pose (NaN: odometry does not show it) is no contact.
+    collided = (np.nan_to_num(gap, nan=np.inf) < -CONTACT_TOLERANCE).any(axis=0)   # (R, W)
+    known = gap[np.isfinite(gap)]
+    return {'min_walker_clearance': float(known.min()) if len(known) else math.inf,
+            'walker_collisions': int(collided.sum()),
+            'walker_colliding_pairs': [(scenario.names[robots[a]], scenario.names[walkers[b]])
+                                       for a, b in zip(*np.nonzero(collided))]}
+
+
 def format_table(metrics, scenario, drive, tick=None):
     """Return the metrics as an aligned two-column text table."""
     def f(value, unit='', digits=2):
@@ -106,21 +140,30 @@ def format_table(metrics, scenario, drive, tick=None):
             return 'n/a'
         return f'{value:.{digits}f}{unit}'
 
-    limit = 2.0 * float(scenario.radii.min())
+    limit = 2.0 * float(scenario.radii[~scenario.walkers].min())
     closest = metrics.get('closest')
     pair = ''
     if closest:
         a, b = closest['robots']
         pair = f'  ({scenario.names[a]} - {scenario.names[b]} at {closest["time"]:.1f} s)'
+    walkers = metrics.get('walkers', 0)
+    with_walkers = f', {walkers} walkers' if walkers else ''
+    walker_collisions = (f', robot-walker {metrics["walker_collisions"]}' if walkers else '')
     rows = [
-        ('scenario', f'{scenario.name}, {metrics["robots"]} robots, {drive}'),
+        ('scenario', f'{scenario.name}, {metrics["robots"]} robots, {drive}{with_walkers}'),
         ('arrived', f'{metrics["arrived"]}/{metrics["robots"]}'),
         ('collisions', f'{metrics["collisions"]} (robot-robot {metrics["robot_collisions"]}, '
-                       f'robot-obstacle {metrics["obstacle_collisions"]})'),
+                       f'robot-obstacle {metrics["obstacle_collisions"]}{walker_collisions})'),
         ('min separation', f'{f(metrics["min_separation"], " m", 3)} centre to centre '
                            f'(contact at {limit:.3f} m)'),
         ('min clearance', f'{f(metrics["min_clearance"], " m", 3)} between discs{pair}'),
         ('min obstacle clearance', f(metrics['min_obstacle_clearance'], ' m', 3)),
+    ]
+    if walkers:
+        rows.append(('walkers', f'{walkers}, {metrics["walker_collisions"]} robot-walker '
+                                f'contacts, min clearance '
+                                f'{f(metrics["min_walker_clearance"], " m", 3)}'))
+    rows += [
         ('time to goal mean / max', f'{f(metrics["time_to_goal_mean"], " s", 1)} / '
                                     f'{f(metrics["time_to_goal_max"], " s", 1)}'),
         ('path / straight line', f'{f(metrics["path_ratio_mean"], "", 3)} mean, '
@@ -154,16 +197,23 @@ def metrics_record(scenario, drive, exit_code, metrics=None, tick=None, source=N
     """
     Return the record ``--metrics-json`` writes for one run: plain JSON values, null for n/a.
 
-    Keys: scenario, drive, robot_names, exit_code, error (a message or null), and when the run
-    produced a trajectory: robots, arrived, collisions, robot_collisions, obstacle_collisions,
-    colliding_pairs, min_separation, min_clearance, min_obstacle_clearance, time_to_goal,
-    path_ratio and line_deviation ({robot: value or null}), their means and maxima, duration,
-    closest, tick_ms_p50, tick_ms_p99 and ground_truth (where the poses came from).
+    Keys: scenario, drive, robot_names, walker_names, exit_code, error (a message or null),
+    and when the run produced a trajectory: robots, walkers, arrived, collisions,
+    robot_collisions, obstacle_collisions, walker_collisions, colliding_pairs,
+    walker_colliding_pairs, min_separation, min_clearance, min_obstacle_clearance,
+    min_walker_clearance, time_to_goal, path_ratio and line_deviation ({robot: value or null},
+    robots only), their means and maxima, duration, closest, tick_ms_p50, tick_ms_p99 and
+    ground_truth (where the poses came from).
     """
-    record = {'scenario': scenario.name, 'drive': drive, 'robot_names': scenario.names,
+    walker = scenario.walkers
+    robot_names = [name for name, w in zip(scenario.names, walker) if not w]
+    record = {'scenario': scenario.name, 'drive': drive, 'robot_names': robot_names,
+              'walker_names': [name for name, w in zip(scenario.names, walker) if w],
               'exit_code': int(exit_code), 'error': error}
     if metrics is not None:
-        per_robot = {key: dict(zip(scenario.names, metrics[key]))
+        per_robot = {key: {name: value
+                           for name, value, w in zip(scenario.names, metrics[key], walker)
+                           if not w}
                      for key in ('time_to_goal', 'path_ratio', 'line_deviation')}
         record.update({k: v for k, v in metrics.items() if k not in per_robot})
         record.update(per_robot)

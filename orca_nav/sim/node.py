@@ -6,11 +6,15 @@ holonomic or differential (unicycle) kinematics and publish ``/<r>/odom`` and a 
 ``/<r>/scan``. The simulator knows nothing of ORCA. It also records the ground truth of the run
 (every robot's pose at every step) to a file for the demo's metrics.
 
+The scenario's walkers (people on scripted paths, see orca_nav.sim.scenarios) have no topics:
+the simulator moves them along their waypoints (drive_walkers) and they appear only in the
+robots' scans and in the ground truth.
+
 Run::
 
     python -m orca_nav.sim.node --ros-args -p scenario:=circle -p robots:=8
 
-Topics, for each robot ``r`` of the scenario:
+Topics, for each robot ``r`` of the scenario (not for its walkers):
 
 - subscribes ``/<r>/cmd_vel`` (geometry_msgs/Twist, or TwistStamped with cmd_vel_stamped:=true).
   Body frame: linear.x forward, linear.y left (holonomic only), angular.z. Clamped to the
@@ -19,8 +23,8 @@ Topics, for each robot ``r`` of the scenario:
   global frame, twist in the body frame. Noise-free: it is the ground truth.
 - publishes ``/<r>/scan`` (sensor_msgs/LaserScan, sensor-data QoS) in ``<r>/base_link``: a
   360 degree scan from the robot's centre against the static obstacles (polygons, walls and the
-  outlines of the occupied cells of the scenario's map) and the other robots' discs; +inf where
-  nothing is within range (REP 117).
+  outlines of the occupied cells of the scenario's map) and the other robots' and the walkers'
+  discs; +inf where nothing is within range (REP 117).
 
 And once for the world (publish_map):
 
@@ -43,7 +47,7 @@ from orca_nav.core.geometry import wrap_angle
 from orca_nav.core.raycast import cast_rays
 from orca_nav.ros.messages import quaternion_from_yaw
 from orca_nav.sim.maps import scenario_grid
-from orca_nav.sim.scenarios import load_scenario, ScenarioError
+from orca_nav.sim.scenarios import load_scenario, ScenarioError, walker_pose
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 import rclpy
 from rclpy.executors import ExternalShutdownException
@@ -152,6 +156,30 @@ def drive_observed(scenario, poses, twists, dt):
         twists[i] = (min(robot.max_speed, dist / dt), 0.0, 0.0)
 
 
+def drive_walkers(scenario, poses, twists, t, dt):
+    """
+    Set the twists (N, 3) and yaws of the scenario's walkers for the step from t to t + dt.
+
+    t : simulated time [s] at the start of the step. Each walker is steered straight to where
+    its scripted path (orca_nav.sim.scenarios.walker_pose) puts it at t + dt, facing that way,
+    with a holonomic body twist (speed, 0, 0); integrating the step lands it there. So its
+    pose depends on the simulated time only; it stands still (zero twist, facing along its
+    path) before its start_time and after its last waypoint (unless it loops).
+    """
+    if dt <= 0.0:
+        return
+    for i in np.flatnonzero(scenario.walkers):
+        x, y, yaw = walker_pose(scenario.robots[i], t + dt)
+        dx, dy = x - poses[i, 0], y - poses[i, 1]
+        dist = math.hypot(dx, dy)
+        if dist < 1e-12:
+            poses[i, 2] = yaw
+            twists[i] = 0.0
+            continue
+        poses[i, 2] = math.atan2(dy, dx)
+        twists[i] = (dist / dt, 0.0, 0.0)
+
+
 class SimNode(Node):
     """Fleet simulator node: integrates cmd_vel, publishes odom and scans, records ground truth."""
 
@@ -180,16 +208,19 @@ class SimNode(Node):
         self._record()
 
         cmd_type = TwistStamped if p['cmd_vel_stamped'] else Twist
-        self.odom_pubs, self.scan_pubs = [], []
+        # Scenario row -> publisher, for the robots only: walkers have no topics.
+        self.odom_pubs, self.scan_pubs = {}, {}
         for i, robot in enumerate(self.robots):
+            if robot.walker:
+                continue
             ns = '/' + robot.name
             self.create_subscription(cmd_type, ns + '/cmd_vel',
                                      lambda msg, i=i: self._on_cmd_vel(i, msg),
                                      qos_profile_sensor_data)
-            self.odom_pubs.append(self.create_publisher(Odometry, ns + '/odom',
-                                                        QoSProfile(depth=10)))
-            self.scan_pubs.append(self.create_publisher(LaserScan, ns + '/scan',
-                                                        qos_profile_sensor_data))
+            self.odom_pubs[i] = self.create_publisher(Odometry, ns + '/odom',
+                                                      QoSProfile(depth=10))
+            self.scan_pubs[i] = self.create_publisher(LaserScan, ns + '/scan',
+                                                      qos_profile_sensor_data)
         self.clock_pub = (self.create_publisher(Clock, '/clock', QoSProfile(depth=10))
                           if p['publish_clock'] else None)
         self.create_timer(self.nominal_dt, self._step)
@@ -203,9 +234,11 @@ class SimNode(Node):
             self.map_pub = self.create_publisher(OccupancyGrid, MAP_TOPIC, MAP_QOS)
             self.create_service(GetMap, '~/get_map', self._on_get_map)
             self.publish_map()
+        walkers = int(self.scenario.walkers.sum())
         self.get_logger().info(
-            f'simulating {n} robots of scenario {self.scenario.name!r} '
-            f'({", ".join(sorted({r.drive for r in self.robots}))}) at {p["sim_rate"]:g} Hz; '
+            f'simulating {n - walkers} robots of scenario {self.scenario.name!r} '
+            f'({", ".join(sorted({r.drive for r in self.robots if not r.walker}))})'
+            f'{f" and {walkers} walkers" if walkers else ""} at {p["sim_rate"]:g} Hz; '
             f'{len(self.world_segments)} static segments')
 
     def _declare_parameters(self):
@@ -239,6 +272,7 @@ class SimNode(Node):
         fresh = (now - self.command_time) <= self.params['cmd_vel_timeout']
         self.twists = np.where(fresh[:, None], self.commands, 0.0)
         drive_observed(self.scenario, self.poses, self.twists, dt)
+        drive_walkers(self.scenario, self.poses, self.twists, self.sim_time, dt)
         for i in range(len(self.robots)):
             self.poses[i] = integrate(self.poses[i], *self.twists[i], dt)
         self.sim_time += dt
@@ -300,7 +334,8 @@ class SimNode(Node):
 
     def _publish_odom(self):
         stamp = self._stamp()
-        for i, robot in enumerate(self.robots):
+        for i, pub in self.odom_pubs.items():
+            robot = self.robots[i]
             msg = Odometry()
             msg.header.stamp = stamp
             msg.header.frame_id = 'map'
@@ -313,10 +348,14 @@ class SimNode(Node):
             msg.twist.twist.linear.x = float(self.twists[i, 0])
             msg.twist.twist.linear.y = float(self.twists[i, 1])
             msg.twist.twist.angular.z = float(self.twists[i, 2])
-            self.odom_pubs[i].publish(msg)
+            pub.publish(msg)
 
     def scan_ranges(self, i):
-        """Ranges [m] robot i's scanner reads now, beam k at body angle -pi + k * 2 pi / B."""
+        """
+        Ranges [m] robot i's scanner reads now, beam k at body angle -pi + k * 2 pi / B.
+
+        Every other row's disc is in the way: the other robots' and the walkers'.
+        """
         p = self.params
         others = np.arange(len(self.robots)) != i
         ranges = cast_rays(self.poses[i, :2], self.poses[i, 2] + self.beam_offsets,
@@ -333,7 +372,8 @@ class SimNode(Node):
         p = self.params
         stamp = self._stamp()
         increment = 2.0 * math.pi / p['scan_beams']
-        for i, robot in enumerate(self.robots):
+        for i, pub in self.scan_pubs.items():
+            robot = self.robots[i]
             msg = LaserScan()
             msg.header.stamp = stamp
             msg.header.frame_id = robot.name + '/base_link'
@@ -344,7 +384,7 @@ class SimNode(Node):
             msg.range_min = p['scan_range_min']
             msg.range_max = p['scan_range_max']
             msg.ranges = self.scan_ranges(i).astype(np.float32).tolist()
-            self.scan_pubs[i].publish(msg)
+            pub.publish(msg)
 
     # --- ground truth ---------------------------------------------------------------------
 
@@ -352,8 +392,9 @@ class SimNode(Node):
         """
         Write the ground truth so far to trajectory_file (atomically), if one is set.
 
-        The .npz holds names (N,), radii (N,), t (K,) sim time [s], wall (K,) time.time() [s],
-        poses (K, N, 3) x, y, yaw and scenario (the scenario's name).
+        The .npz holds names (N,), radii (N,), walkers (N,) bool (rows of the scenario's
+        walkers), t (K,) sim time [s], wall (K,) time.time() [s], poses (K, N, 3) x, y, yaw
+        and scenario (the scenario's name). N covers every row, walkers included.
         """
         path = self.params['trajectory_file']
         if not path:
@@ -361,6 +402,7 @@ class SimNode(Node):
         tmp = f'{path}.tmp.npz'
         k = len(self.history['t'])
         np.savez(tmp, names=np.array(self.scenario.names), radii=self.radii,
+                 walkers=self.scenario.walkers,
                  t=np.array(self.history['t'], dtype=float),
                  wall=np.array(self.history['wall'], dtype=float),
                  poses=np.array(self.history['poses']).reshape(k, len(self.robots), 3),

@@ -3,7 +3,10 @@ The demo's picture: a PNG of one run drawn with matplotlib (Agg, no display need
 
 Obstacles (polygons, walls and the occupied cells of the scenario's map, grey), every robot's
 path, start, goal and end, the closest approach of two robots and, when the node published
-them, each robot's last planned route (thin dashed line in the robot's colour).
+them, each robot's last planned route (thin dashed line in the robot's colour). The scenario's
+walkers (people on scripted paths) are drawn apart from the robots: a grey dashed path, their
+waypoints as small grey dots, a person marker (a grey filled diamond) and their name where they
+ended.
 """
 
 from pathlib import Path
@@ -11,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 MAP_GREY = '0.55'  # occupied map cells
+WALKER_GREY = '0.35'  # walkers' paths and markers
 
 
 def robot_colors(n):
@@ -37,6 +41,22 @@ def _draw_map(ax, grid):
     occupied = grid.cell_to_world(np.stack([cols, rows], axis=1))
     pad = grid.resolution
     return occupied.min(axis=0) - pad, occupied.max(axis=0) + pad
+
+
+def _draw_walker(ax, robot, xy):
+    """Draw one walker: its scripted waypoints, its path (xy (K, 2)), a person where it ended."""
+    from matplotlib.patches import Circle
+    waypoints = np.asarray(robot.waypoints, dtype=float).reshape(-1, 2)
+    ax.plot(waypoints[:, 0], waypoints[:, 1], ls='', marker='.', color=WALKER_GREY, ms=4,
+            zorder=3)
+    ax.plot(xy[:, 0], xy[:, 1], color=WALKER_GREY, lw=1.2, ls=(0, (5, 3)), zorder=3)
+    known = xy[np.isfinite(xy).all(axis=1)]
+    end = known[-1] if len(known) else waypoints[0]
+    ax.add_patch(Circle(end, robot.radius, facecolor='none', edgecolor=WALKER_GREY, lw=1.0,
+                        ls=':', zorder=4))
+    ax.plot(*end, marker='D', color=WALKER_GREY, ms=6, zorder=4)
+    ax.annotate(robot.name, xy=end, xytext=(4, 4), textcoords='offset points',
+                color=WALKER_GREY, fontsize=8, zorder=6)
 
 
 def _draw_closest(ax, scenario, xy, closest):
@@ -73,7 +93,6 @@ def plot_run(scenario, poses, metrics, out_path, title='', routes=None):
     from matplotlib.patches import Circle, Polygon
 
     xy = np.asarray(poses, dtype=float)[:, :, :2]
-    n = xy.shape[1]
     routes = routes or {}
     fig, ax = plt.subplots(figsize=(7.0, 7.0), dpi=100)
     grid = scenario.grid_map()
@@ -82,10 +101,14 @@ def plot_run(scenario, poses, metrics, out_path, title='', routes=None):
         ax.add_patch(Polygon(poly, closed=True, facecolor='0.75', edgecolor='0.3', zorder=1))
     for seg in scenario.segments:
         ax.plot(seg[:, 0], seg[:, 1], color='0.3', lw=3, solid_capstyle='round', zorder=1)
-    colors = robot_colors(n)
+    walker = scenario.walkers
+    colors = robot_colors(int((~walker).sum()))
     drawn_route = False
     for i, robot in enumerate(scenario.robots):
-        color = colors[i]
+        if robot.walker:
+            _draw_walker(ax, robot, xy[:, i])
+            continue
+        color = colors[i - int(walker[:i].sum())]
         route = np.asarray(routes.get(robot.name, ()), dtype=float).reshape(-1, 2)
         if len(route) >= 2:
             ax.plot(route[:, 0], route[:, 1], color=color, lw=0.9, ls=(0, (4, 3)), alpha=0.9,
@@ -104,6 +127,9 @@ def plot_run(scenario, poses, metrics, out_path, title='', routes=None):
            Line2D([], [], ls='', marker='o', mfc='0.6', mec='none', ms=8, label='end')]
     if drawn_route:
         key.append(Line2D([], [], color='0.3', lw=0.9, ls=(0, (4, 3)), label='planned route'))
+    if walker.any():
+        key.append(Line2D([], [], color=WALKER_GREY, lw=1.2, ls=(0, (5, 3)), marker='D', ms=5,
+                          label='walker (scripted)'))
     if closest:
         key.append(Line2D([], [], color='red', marker='o', mfc='none', label='closest approach'))
     ax.legend(handles=key, loc='best', fontsize=8, framealpha=0.85)

@@ -21,7 +21,7 @@ import yaml
 GOAL_TOLERANCE = float(FLEET_BY_NAME['goal_tolerance'].default)  # [m] the node's default
 # [m] the node's safety_margin (radii grow by it for planning: latency, odometry lag)
 SAFETY_MARGIN = float(FLEET_BY_NAME['safety_margin'].default)
-DOMAIN_ID_RANGE = (100, 199)  # random private domain; the tests use 30..49, the lead 10..29
+DOMAIN_ID_RANGE = (100, 199)  # random private domain; the tests use 21..59
 SHUTDOWN_GRACE = 10.0    # [s] a process gets after SIGINT (and again after SIGTERM)
 
 
@@ -108,7 +108,7 @@ def sim_params(scenario_file, scenario, drive, trajectory_file, seed=0, scan_noi
     publish_map false: no map on /map, so the node steers straight at the goals and learns
     obstacles from the scans only.
     """
-    return {'scenario': str(scenario_file), 'robots': len(scenario.robots),
+    return {'scenario': str(scenario_file), 'robots': int((~scenario.walkers).sum()),
             'drive': drive or '', 'trajectory_file': str(trajectory_file), 'seed': int(seed),
             'scan_noise': float(scan_noise), 'publish_map': bool(publish_map)}
 
@@ -154,7 +154,8 @@ def launch_plan(scenario_name, robots=None, drive=None, goal_tolerance=GOAL_TOLE
     path = scenario_path(scenario_name)
     scenario = load_scenario(path, robots=robots, drive=drive)
     sim = sim_params(path, scenario, drive, ground_truth)
-    demo_args = ['--attach', '--scenario', str(path), '--robots', str(len(scenario.robots)),
+    robots = int((~scenario.walkers).sum())  # walkers are no robots
+    demo_args = ['--attach', '--scenario', str(path), '--robots', str(robots),
                  '--goal-tolerance', str(goal_tolerance)]
     if drive:
         demo_args += ['--drive', drive]

@@ -1,9 +1,10 @@
 """
 Scenarios for the simulator and the demo: load, validate and generate them.
 
-A scenario is a YAML file in ``config/scenarios/`` (or any path) that lists robots and the
-static obstacles of the world. Only the simulator knows the obstacles; the orca_nav node learns
-them from laser scans. ROS-free: plain dataclasses and numpy arrays.
+A scenario is a YAML file in ``config/scenarios/`` (or any path) that lists robots, the
+static obstacles of the world and, optionally, walkers (people on scripted paths). Only the
+simulator knows the obstacles and the walkers; the orca_nav node learns them from laser scans.
+ROS-free: plain dataclasses and numpy arrays.
 
 Example::
 
@@ -35,10 +36,26 @@ File format (every key optional unless noted)::
     arena: [xmin, ymin, xmax, ymax] # plot and /map extent; the random generator samples in it
     map: rooms.yaml                # a map_server map (path relative to this file): its
                                    # occupied cells are walls too
+    walkers:                       # people on scripted paths (see below): name and
+      - {name: w0, waypoints: [[x, y], [x, y]], radius: 0.25, speed: 0.5, loop: false,
+         start_time: 0.0}          # waypoints (>= 2 [x, y]) required, the rest default as shown
 
 An ``observed`` robot does not take commands: the simulator drives it straight to its goal at
 its max_speed and the node only observes it (``observed_robots``), like a robot under manual
 control or another vendor's AGV; it appears in the scans and counts in the contact metrics.
+
+A ``walker`` is a person (or a robot nobody told the node about) on a scripted path: the node
+knows nothing of it (no topics, no parameters), it ignores everything and appears only in the
+simulated scans and in the demo's contact metrics (robot-walker contacts; walkers do not arrive
+and are not judged against obstacles or each other). It stands at its first waypoint until
+``start_time`` [s of simulated time], then walks the waypoints at ``speed`` [m/s], facing where
+it goes, and stands at the last one; with ``loop: true`` it walks from the last waypoint back
+to the first and round again, forever. Its name shares the robots' namespace. Walkers come
+after the robots in ``Scenario.robots`` (a ``Robot`` with ``walker`` set: start = the first
+waypoint facing the second, goal = the last, max_speed = speed, drive holonomic), so every
+per-robot array covers them; ``Scenario.walkers`` marks their rows. Their paths may cross
+anything: only a walker standing on a robot's start is refused. The robot count override
+(``robots``) counts robots only: the walkers are always kept.
 
 A scenario with a ``map`` is simulated against the map's occupied cells (the scans see the
 outlines of the occupied cells, orca_nav.core.grid.GridMap.wall_segments, and the demo's obstacle
@@ -60,12 +77,14 @@ import yaml
 
 
 TOP_KEYS = ('description', 'timeout', 'robot_defaults', 'robots', 'generator', 'obstacles',
-            'arena', 'map')
+            'arena', 'map', 'walkers')
 ROBOT_KEYS = ('name', 'start', 'goal', 'radius', 'max_speed', 'max_angular_speed', 'drive',
               'avoidance_weight', 'avoidance_group', 'groups_to_ignore', 'observed')
 DEFAULT_KEYS = ('radius', 'max_speed', 'max_angular_speed', 'drive', 'avoidance_weight',
                 'avoidance_group', 'groups_to_ignore')
 OBSTACLE_KEYS = ('polygons', 'segments')
+WALKER_KEYS = ('name', 'radius', 'speed', 'waypoints', 'loop', 'start_time')
+WALKER_DEFAULTS = {'radius': 0.25, 'speed': 0.5, 'loop': False, 'start_time': 0.0}
 GENERATOR_KEYS = {
     # Robots evenly spaced on a ring, each going to the antipodal point. The ring radius grows
     # with the count: max(min_ring_radius, count * spacing / (2 pi)).
@@ -96,6 +115,8 @@ class Robot:
 
     start : (x [m], y [m], yaw [rad]) in the global frame ``map``
     goal : (x [m], y [m])
+    A walker (``walker`` set) follows ``waypoints`` ((x, y) tuples) at max_speed from
+    ``start_time`` [s], round again with ``loop``; see walker_pose.
     """
 
     name: str
@@ -109,6 +130,10 @@ class Robot:
     avoidance_group: str = 'default'
     groups_to_ignore: tuple = ()
     observed: bool = False   # driven straight to its goal by the simulator, commands ignored
+    walker: bool = False     # a person on a scripted path: unknown to the node, in the scans
+    waypoints: tuple = ()    # walker: its path, ((x, y), ...), >= 2 points
+    loop: bool = False       # walker: from the last waypoint back to the first, forever
+    start_time: float = 0.0  # walker: [s] of simulated time it stands still before walking
 
     @property
     def straight_line(self):
@@ -146,6 +171,11 @@ class Scenario:
     def observed(self):
         """(N,) bool: robots the simulator drives itself (the node only observes them)."""
         return np.array([r.observed for r in self.robots], dtype=bool)
+
+    @property
+    def walkers(self):
+        """(N,) bool: the rows of walkers, people on scripted paths unknown to the node."""
+        return np.array([r.walker for r in self.robots], dtype=bool)
 
     @property
     def radii(self):
@@ -248,9 +278,38 @@ class Scenario:
         return dist
 
     def with_drive(self, drive):
-        """Return a copy with every robot's drive set to ``drive``."""
+        """Return a copy with every robot's drive set to ``drive`` (walkers stay holonomic)."""
         _check_drive(drive, 'drive')
-        return replace(self, robots=[replace(r, drive=drive) for r in self.robots])
+        return replace(self, robots=[r if r.walker else replace(r, drive=drive)
+                                     for r in self.robots])
+
+
+def walker_pose(robot, t):
+    """
+    Return the pose (x, y, yaw) of a walker at ``t`` [s] of simulated time on its path.
+
+    It stands at its first waypoint until start_time, then moves max_speed * (t - start_time)
+    metres along its waypoints (round again from the last to the first with ``loop``) and
+    stands at the last one; yaw is the direction of the leg it is on.
+    """
+    points = np.asarray(robot.waypoints, dtype=float).reshape(-1, 2)
+    if robot.loop:
+        points = np.concatenate([points, points[:1]])
+    legs = np.diff(points, axis=0)
+    lengths = np.hypot(legs[:, 0], legs[:, 1])
+    total = float(lengths.sum())
+    if len(legs) == 0 or total <= 0.0:
+        return float(points[0, 0]), float(points[0, 1]), float(robot.start[2])
+    ends = np.cumsum(lengths)
+    s = robot.max_speed * max(0.0, t - robot.start_time)
+    s = math.fmod(s, total) if robot.loop else min(s, total)
+    k = min(int(np.searchsorted(ends, s, side='right')), len(legs) - 1)
+    while lengths[k] <= 0.0 and k > 0:   # a repeated waypoint: the leg before it
+        k -= 1
+    frac = min(max((s - (ends[k] - lengths[k])) / lengths[k], 0.0), 1.0) if lengths[k] else 0.0
+    x, y = points[k] + frac * legs[k]
+    yaw = math.atan2(legs[k, 1], legs[k, 0]) if lengths[k] else float(robot.start[2])
+    return float(x), float(y), yaw
 
 
 def points_in_polygon(points, polygon):
@@ -315,6 +374,7 @@ def load_scenario(name_or_path, robots=None, drive=None):
     name_or_path : a name from available_scenarios() or a path to a YAML file
     robots : robot count override (None = as in the file). Generated scenarios are regenerated
         with this count; scenarios with an explicit robot list keep their first ``robots``.
+        Walkers are not counted: they are always kept.
     drive : 'holonomic' | 'differential' | None (as in the file) for every robot
     Raises ScenarioError with a message naming the offending key.
     """
@@ -379,7 +439,12 @@ def scenario_from_dict(data, name='scenario', robots=None, drive=None, source=No
                                     f'{robots}; use at most {len(entries)}')
             entries = entries[:int(robots)]
         robot_list = [_parse_robot(e, i, defaults, where) for i, e in enumerate(entries)]
-    scenario.robots = robot_list
+    walkers = data.get('walkers')
+    walkers = [] if walkers is None else walkers
+    if not isinstance(walkers, list):
+        raise ScenarioError(f'{where}: walkers must be a list, got {type(walkers).__name__}')
+    # After every robot: the rows of the robots do not depend on the walkers.
+    scenario.robots = robot_list + [_parse_walker(e, i, where) for i, e in enumerate(walkers)]
     if drive is not None:
         scenario = scenario.with_drive(drive)
     validate(scenario, where)
@@ -390,41 +455,53 @@ def validate(scenario, where=None):
     """
     Check a scenario can be run: unique names, no overlap at the starts or goals.
 
+    Walkers (scripted paths, the scenario writer's business) are only checked not to stand on
+    a robot at the start: they may start or end on each other, in obstacles or off the map.
     Raises ScenarioError naming the robots involved.
     """
     where = where or scenario.name
     names = scenario.names
-    if not names:
+    walker = scenario.walkers
+    if walker.all():
         raise ScenarioError(f'{where}: no robots')
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
-        raise ScenarioError(f'{where}: duplicate robot names {dupes}')
+        raise ScenarioError(f'{where}: duplicate robot names {dupes}'
+                            + (' (robots and walkers share one namespace)' if walker.any()
+                               else ''))
     radii = scenario.radii
+    robots = np.flatnonzero(~walker)
+    # Pairs not checked: two walkers at the start; any walker at the goal.
+    skip = {'start': walker[:, None] & walker[None, :], 'goal': walker[:, None] | walker[None, :]}
     for label, pts in (('start', scenario.starts[:, :2]), ('goal', scenario.goals)):
         dist = np.linalg.norm(pts[:, None] - pts[None, :], axis=-1)
         limit = radii[:, None] + radii[None, :]
         np.fill_diagonal(dist, np.inf)
+        dist[skip[label]] = np.inf
         i, j = np.unravel_index(np.argmin(dist - limit), dist.shape)
         if len(names) > 1 and dist[i, j] < limit[i, j]:
-            raise ScenarioError(f'{where}: robots {names[i]} and {names[j]} overlap at their '
-                                f'{label}s ({dist[i, j]:.3f} m apart, radii sum '
-                                f'{limit[i, j]:.3f} m)')
-        clearance = scenario.obstacle_distance(pts) - radii
-        k = int(np.argmin(clearance))
-        if clearance[k] < 0.0:
+            if walker[i]:
+                i, j = j, i
+            who = (f'robot {names[i]} and walker {names[j]}' if walker[j]
+                   else f'robots {names[i]} and {names[j]}')
+            raise ScenarioError(f'{where}: {who} overlap at their {label}s ({dist[i, j]:.3f} '
+                                f'm apart, radii sum {limit[i, j]:.3f} m)')
+        clearance = scenario.obstacle_distance(pts[robots]) - radii[robots]
+        k = int(robots[np.argmin(clearance)])
+        if clearance.min() < 0.0:
             raise ScenarioError(f'{where}: robot {names[k]} overlaps an obstacle at its '
                                 f'{label} {tuple(np.round(pts[k], 3))}')
         _check_on_map(scenario, pts, label, where)
 
 
 def _check_on_map(scenario, points, label, where):
-    """Refuse starts or goals off the scenario's map or in its unknown cells."""
+    """Refuse robots' starts or goals off the scenario's map or in its unknown cells."""
     grid = scenario.grid_map()
     if grid is None:
         return
     cells = grid.world_to_cell(points)
     inside = grid.inside(points)
-    for k in range(len(points)):
+    for k in np.flatnonzero(~scenario.walkers):
         if not inside[k] or grid.unknown[cells[k, 1], cells[k, 0]]:
             where_on = 'off the map' if not inside[k] else 'in an unknown cell of the map'
             raise ScenarioError(f'{where}: robot {scenario.names[k]} has its {label} '
@@ -439,10 +516,11 @@ def node_parameters(scenario):
     Returns a dict: robots (commanded names), observed_robots (names), and per robot of
     both, commanded first: radius, max_speed, max_angular_speed, drive, avoidance_weight,
     avoidance_group, groups_to_ignore (lists in the order of ``robots + observed_robots``).
-    The demo and the launch file map these onto the node's parameters.
+    The demo and the launch file map these onto the node's parameters. Walkers are not in
+    them: the node knows nothing of them.
     """
-    robots = ([r for r in scenario.robots if not r.observed]
-              + [r for r in scenario.robots if r.observed])
+    known = [r for r in scenario.robots if not r.walker]
+    robots = ([r for r in known if not r.observed] + [r for r in known if r.observed])
     return {
         'robots': [r.name for r in robots if not r.observed],
         'observed_robots': [r.name for r in robots if r.observed],
@@ -532,6 +610,36 @@ def _parse_robot(entry, index, defaults, where):
     params.update({k: v for k, v in entry.items() if k in DEFAULT_KEYS + ('observed',)})
     return _make_robot(entry.get('name', f'robot{index}'), entry['start'], entry['goal'],
                        params, here)
+
+
+def _parse_walker(entry, index, where):
+    here = f'{where}: walkers[{index}]'
+    _check_keys(entry, WALKER_KEYS, here)
+    for key in ('name', 'waypoints'):
+        if key not in entry:
+            raise ScenarioError(f'{here}: missing {key!r}')
+    name = entry['name']
+    if not isinstance(name, str) or not ROBOT_NAME.match(name):
+        raise ScenarioError(f'{here}: walker name {name!r} must match {ROBOT_NAME.pattern}')
+    waypoints = entry['waypoints']
+    if not isinstance(waypoints, (list, tuple)) or len(waypoints) < 2:
+        raise ScenarioError(f'{here}: waypoints must be a list of at least 2 [x, y] points, '
+                            f'got {waypoints!r}')
+    points = tuple(_floats(p, 2, f'{here}: waypoints[{k}]') for k, p in enumerate(waypoints))
+    params = dict(WALKER_DEFAULTS)
+    params.update(entry)
+    start_time = params['start_time']
+    if (isinstance(start_time, bool) or not isinstance(start_time, (int, float))
+            or not math.isfinite(start_time) or start_time < 0.0):
+        raise ScenarioError(f'{here}: start_time must be a number >= 0 [s], got {start_time!r}')
+    # Facing the first waypoint that differs from the start.
+    ahead = next((p for p in points[1:] if p != points[0]), points[0])
+    return Robot(name=name, start=points[0] + (_facing(points[0], ahead),), goal=points[-1],
+                 radius=_positive(params['radius'], f'{here}: radius'),
+                 max_speed=_positive(params['speed'], f'{here}: speed'),
+                 max_angular_speed=ROBOT_DEFAULTS['max_angular_speed'], drive='holonomic',
+                 walker=True, waypoints=points, loop=_flag(params['loop'], f'{here}: loop'),
+                 start_time=float(start_time))
 
 
 def _fraction(value, where):
