@@ -51,6 +51,9 @@ class FleetConfig:
     observed_reciprocate: bool = False     # observed robots run ORCA too (else immovable)
     lock_time_after_avoid: float = 0.0     # [s] keep a diverted velocity this long; 0 = off
     lock_time_after_clean: float = 0.0     # [s] keep the velocity after a diversion ends
+    # Moving things in the scans (control/people.py): a PeopleConfig, or None (off). Only with
+    # scan_enabled.
+    people: object = None
 
     @property
     def planning_radius(self) -> np.ndarray:

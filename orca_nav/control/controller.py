@@ -26,6 +26,7 @@ from orca_nav.core.geometry import compose_poses
 from .config import FleetConfig
 from .giveway import GiveWay
 from .navigation import NavigationConfig, Navigator
+from .people import MovingObjects, PeopleTracker
 from .pose_history import extrapolate, MAX_EXTRAPOLATION, PoseHistory
 from .scan_memory import ScanMemory
 from .states import RobotState
@@ -94,6 +95,8 @@ class StepResult:
     # names what was wrong (e.g. 'odometry pose'), so a log can throttle per robot and field.
     warnings: list = field(default_factory=list)
     time: float = 0.0       # [s] the tick's time (``now`` of ``step``)
+    # Moving tracks (people, unknown robots) avoided this tick, at ``time``.
+    moving: MovingObjects = field(default_factory=MovingObjects.empty)
 
 
 class FleetController:
@@ -120,6 +123,7 @@ class FleetController:
         # Routes keep the planning radius (radius + safety_margin) + route_margin from walls.
         self.navigator = Navigator(config.planning_radius[:c], navigation, executor)
         self.give_way = GiveWay(c)  # priority overrides and velocity locks
+        self.people = PeopleTracker(config.people) if config.people is not None else None
         n = config.n
         self._good_pose = np.zeros((n, 3))        # last global pose that passed the checks
         self._good_time = np.full(n, -np.inf)     # its odometry time [s]
@@ -134,6 +138,12 @@ class FleetController:
         if config.names != self.config.names or config.n_controlled != self.config.n_controlled:
             raise ValueError('the robots of a running controller cannot change')
         self.config = config
+        if config.people is None:
+            self.people = None
+        elif self.people is None:
+            self.people = PeopleTracker(config.people)
+        else:
+            self.people.reconfigure(config.people)
         if navigation is not None:
             self.navigator.config = navigation
 
@@ -260,21 +270,36 @@ class FleetController:
         all_pref[:c], locked = self.give_way.hold(now, pref, steering & fresh[:c])
 
         new_vel = np.zeros_like(pos)
+        moving = MovingObjects.empty()
         if active.any():
             if cfg.scan_enabled:
+                moving = self._track(inputs.scans, now, fresh, present)
                 warnings += self.scan_memory.update(inputs.scans, pos, yaw, fresh, present,
                                                     cfg.radius, cfg.scan_sensor_offset,
-                                                    self.pose_history, self._wall_grid())
+                                                    self.pose_history, self._wall_grid(),
+                                                    moving=(moving, now))
+            # Moving tracks are immovable agents after the robots: where they will be when
+            # the commands take effect, going on with their velocity.
+            lead = cfg.period if cfg.latency_compensation else 0.0
+            extra = (moving.at(now, now + lead), moving.velocity,
+                     moving.radius + (cfg.people.person_margin if len(moving) else 0.0))
 
             def solve(rows):
                 obstacles = self._obstacles(now, rows, orca_pos, orca_radius, active)
+                k = len(extra[2])
+                speed = np.hypot(*extra[1].T) if k else np.zeros(0)
+                args = self.give_way.core_arguments(cfg, now, rows)
                 return compute_velocities(
-                    orca_pos[rows], orca_vel[rows], all_pref[rows], orca_radius[rows],
-                    cfg.max_speed[rows], time_step=cfg.period, neighbor_dist=cfg.neighbor_dist,
+                    np.concatenate([orca_pos[rows], extra[0]]),
+                    np.concatenate([orca_vel[rows], extra[1]]),
+                    np.concatenate([all_pref[rows], extra[1]]),
+                    np.concatenate([orca_radius[rows], extra[2]]),
+                    np.concatenate([cfg.max_speed[rows], speed]), time_step=cfg.period,
+                    neighbor_dist=cfg.neighbor_dist,
                     max_neighbors=cfg.max_neighbors, time_horizon=cfg.time_horizon,
                     time_horizon_obst=cfg.time_horizon_obst, obstacles=obstacles,
-                    active=active[rows], collision_guard=True,
-                    **self.give_way.core_arguments(cfg, now, rows))
+                    active=np.concatenate([active[rows], np.zeros(k, bool)]),
+                    collision_guard=True, **_with_immovable(args, k))[:len(rows)]
 
             def finite(rows):
                 values = np.column_stack([orca_pos[rows], orca_vel[rows], all_pref[rows],
@@ -296,7 +321,19 @@ class FleetController:
         states = [self._state(i, inputs.has_pose[i], valid[i], fresh[i], reached[i],
                               nav_states[i]) for i in range(c)]
         return StepResult(commands=cmd, states=states, distance=dist, positions=pos,
-                          velocities=new_vel, known=known, warnings=warnings, time=now)
+                          velocities=new_vel, known=known, warnings=warnings, time=now,
+                          moving=moving)
+
+    def _track(self, scans, now, fresh, present):
+        """Update the people tracker with the fresh robots' scans; return the moving tracks."""
+        if self.people is None:
+            return MovingObjects.empty()
+        scans = [scan for scan in scans if fresh[scan.robot]]
+        if scans:
+            poses = self.pose_history.at(np.array([scan.time for scan in scans], float))
+            self.people.observe(scans, poses, present, self.config.radius,
+                                self.config.scan_sensor_offset, self._wall_grid())
+        return self.people.moving(now)
 
     def _check_odometry(self, inputs, warnings):
         """
@@ -495,3 +532,21 @@ class FleetController:
         cmd[~cfg.differential[:c], 2] = 0.0
         cmd[:, 2] = np.clip(cmd[:, 2], -cfg.max_angular_speed[:c], cfg.max_angular_speed[:c])
         return cmd
+
+
+def _with_immovable(args, k):
+    """Extend the core's give-way arguments by k immovable agents (moving tracks)."""
+    if k == 0:
+        return args
+    out = dict(args)
+    out['immovable'] = np.concatenate([args['immovable'], np.ones(k, bool)])
+    if 'weights' in args:
+        out['weights'] = np.concatenate([args['weights'], np.ones(k)])
+    if 'groups' in args:
+        # A group of their own that no robot ignores.
+        own = int(args['ignore'].shape[1])
+        out['groups'] = np.concatenate([args['groups'], np.full(k, own, np.int64)])
+        ignore = np.zeros((len(out['groups']), own + 1), bool)
+        ignore[:len(args['groups']), :own] = args['ignore']
+        out['ignore'] = ignore
+    return out

@@ -58,7 +58,7 @@ class ScanMemory:
         self.rejected = 0  # scans refused as malformed
 
     def update(self, scans, pos, yaw, fresh, present, radius, sensor_offset, history=None,
-               grid=None):
+               grid=None, moving=None):
         """
         Turn new scans into segments; return warnings for the scans that were refused.
 
@@ -71,6 +71,8 @@ class ScanMemory:
         grid : GridMap or None; given (its walls are ORCA obstacles already), returns within
         MAP_WALL_TOLERANCE of its walls make no segments: the map's walls are not added a
         second time, only what the map does not show.
+        moving : (MovingObjects, their time [s]) or None: returns on these moving tracks
+        (where they were at each scan's time) are agents, not segments.
         """
         warnings = []
         scans = [scan for scan in scans if fresh[scan.robot]]
@@ -90,9 +92,14 @@ class ScanMemory:
                 ranges = scan.ranges
                 if grid is not None:
                     ranges = _off_map_walls(grid, scan, sensor)
+                discs, disc_radius = pos[others], radius[others]
+                if moving is not None and len(moving[0]):
+                    tracks, t_ref = moving
+                    discs = np.concatenate([discs, tracks.at(t_ref, scan.time)])
+                    disc_radius = np.concatenate([disc_radius, tracks.radius])
                 new = scan_to_segments(
                     ranges, scan.angle_min, scan.angle_increment, scan.range_min,
-                    scan.range_max, sensor, pos[others], radius[others], extend_ends=True)
+                    scan.range_max, sensor, discs, disc_radius, extend_ends=True)
                 self._merge(i, new, scan, sensor)
             except Exception as exc:  # noqa: B902 -- one robot's bad scan stops no one else
                 self.rejected += 1

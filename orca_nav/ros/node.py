@@ -188,6 +188,7 @@ class OrcaNavNode(Node):
             self.outputs.commands(self._result.commands)
             self.outputs.status(self._result, self.controller)
             self.outputs.routes(self.controller.navigator)
+            self.outputs.tracks(self._result)
             for i, text in warnings + self._result.warnings:
                 self._warn(i, text)
         except Exception as exc:  # noqa: B902 -- one bad tick must not kill the node

@@ -1,5 +1,6 @@
 """What the node publishes per robot: commands, status, routes; and the fleet's markers."""
 
+import json
 import time
 
 from nav_msgs.msg import Path
@@ -50,6 +51,8 @@ class FleetOutputs:
         self._route = [node.create_publisher(Path, f'/{r}/{p.route_topic}', LATCHED_QOS)
                        for r in robots]
         self._markers = node.create_publisher(MarkerArray, '~/markers', 1)
+        self._tracks = (node.create_publisher(String, '~/tracks', 10)
+                        if settings.fleet.people is not None else None)
         self.last_commands = np.zeros((c, 3))  # vx, vy, wz per commanded robot
         self.commands_published = 0            # command rounds (one message per robot)
         self.states = [None] * c               # last published RobotState per robot
@@ -60,6 +63,22 @@ class FleetOutputs:
 
     def _now(self):
         return self._node.get_clock().now().to_msg()
+
+    def tracks(self, result):
+        """
+        Publish the moving tracks avoided this tick on ``~/tracks`` (JSON), when tracking.
+
+        ``{"stamp": t [s], "frame": global_frame, "tracks": [{"id", "x", "y", "vx", "vy",
+        "radius"}, ...]}``, positions and velocities in the global frame [m, m/s].
+        """
+        if self._tracks is None:
+            return
+        m = result.moving
+        rows = np.column_stack([m.position, m.velocity, m.radius]).round(3).tolist()
+        tracks = [dict(zip(('x', 'y', 'vx', 'vy', 'radius'), row), id=int(k))
+                  for k, row in zip(m.id, rows)]
+        self._tracks.publish(String(data=json.dumps(
+            {'stamp': round(result.time, 3), 'frame': self._frame, 'tracks': tracks})))
 
     def commands(self, cmd):
         """Publish (C, 3) body-frame commands, one message per commanded robot."""

@@ -33,6 +33,7 @@ import numpy as np
 
 from orca_nav.control.config import FleetConfig
 from orca_nav.control.navigation import NavigationConfig
+from orca_nav.control.people import PeopleConfig
 from orca_nav.core.drive import DIFFERENTIAL, DRIVES, HOLONOMIC
 
 # A robot name is a ROS name token: it becomes the namespace of the robot's topics.
@@ -192,6 +193,14 @@ FLEET_PARAMS = (
        "Every robot avoids every robot's scan obstacles (false: only the robot that saw them)"),
     _p('scan_sensor_offset', [0.0, 0.0, 0.0], 'double_array',
        'Laser pose in the robot body frame [x m, y m, yaw rad]', length=3),
+    _p('track_people', False, 'bool',
+       'With scans (experimental): track compact scan clusters that no robot or map wall '
+       'explains (people, unknown robots); moving tracks are avoided where they are going, '
+       'the robots taking all the avoiding; published on ~/tracks'),
+    _p('person_margin', 0.1, 'double',
+       "Added to a moving track's estimated radius for the robots [m]", range=(0.0, 2.0)),
+    _p('track_timeout', 1.0, 'double',
+       'A track no scan has seen this long is forgotten [s]', range=(0.1, 10.0)),
     # Maps and routes.
     _p('map_topic', '/map', 'string',
        'nav_msgs/OccupancyGrid in global_frame (reliable, transient local, as a map server '
@@ -442,7 +451,10 @@ def resolve(values):
         latency_compensation=params.latency_compensation,
         scan_enabled=params.scan_enabled, obstacle_timeout=params.obstacle_timeout,
         share_obstacles=params.share_obstacles,
-        scan_sensor_offset=tuple(params.scan_sensor_offset))
+        scan_sensor_offset=tuple(params.scan_sensor_offset),
+        people=(PeopleConfig(person_margin=params.person_margin,
+                             track_timeout=params.track_timeout)
+                if params.scan_enabled and params.track_people else None))
     navigation = NavigationConfig(
         route_lookahead=params.route_lookahead, progress_distance=params.progress_distance,
         progress_timeout=params.progress_timeout, route_margin=params.route_margin,

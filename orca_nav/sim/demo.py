@@ -267,6 +267,9 @@ def parse_args(argv=None):
     parser.add_argument('--no-map', action='store_true',
                         help='the simulator publishes no map: no routes, no map walls; the '
                              'node sees obstacles in the scans only')
+    parser.add_argument('--tracking', action='store_true',
+                        help='the node tracks people (track_people true, experimental): '
+                             'moving walkers are avoided where they are going')
     parser.add_argument('--quiet', action='store_true', help='no progress lines')
     parser.add_argument('--attach', action='store_true',
                         help='do not start anything: the simulator and the node run already '
@@ -315,8 +318,9 @@ def _start_children(args, path, scenario, drive):
     sim = sim_params(path, scenario, args.drive, truth_path, args.seed, args.scan_noise,
                      not args.no_map)
     sim_file = write_params(work / 'sim.yaml', sim)
-    node_file = write_params(work / 'orca_nav.yaml',
-                             node_params(scenario, args.goal_tolerance, args.safety_margin))
+    node = node_params(scenario, args.goal_tolerance, args.safety_margin)
+    node['track_people'] = bool(args.tracking)
+    node_file = write_params(work / 'orca_nav.yaml', node)
     print(f'orca_nav demo: scenario {scenario.name!r} ({scenario.description}) with '
           f'{robot_count(scenario)} {drive} robots{_walkers(scenario)}; '
           f'ROS_DOMAIN_ID={domain_id}, DDS on localhost; logs in {work}', flush=True)

@@ -1,0 +1,145 @@
+"""
+Moving things the laser sees (people, robots the node does not know): detected, tracked, avoided.
+
+Each fresh scan's returns that no known robot and no map wall explains are clustered; compact
+clusters are candidate objects (orca_nav.core.tracking.detect_objects). One tracker for the
+whole fleet (orca_nav.core.tracking.Tracker) follows them across scans and robots with a
+constant-velocity Kalman filter. A track that keeps moving is handed to the core as an
+immovable agent (the robots take all the avoiding, since a person does not run ORCA) at its
+predicted position, with its estimated velocity and its radius plus ``person_margin``; its
+returns are then no wall segments. A track that stands still is not an agent: its returns stay
+scan segments, so a person who stops is an obstacle, not a ghost agent.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+from orca_nav.core.geometry import compose_pose
+from orca_nav.core.scan import scan_to_points
+from orca_nav.core.tracking import detect_objects, Tracker
+
+# Returns this close [m] to a map wall (occupied cell) are the wall, not an object.
+MAP_WALL_TOLERANCE = 0.15
+# Returns within a known robot's radius plus this [m] are that robot (as for scan segments).
+ROBOT_MARGIN = 0.1
+
+
+@dataclass(frozen=True)
+class PeopleConfig:
+    """Tracking knobs (the node's track_* and person_margin parameters)."""
+
+    enabled: bool = True
+    person_margin: float = 0.1     # [m] added to a moving track's radius for the robots
+    track_timeout: float = 1.0     # [s] a track not seen this long is forgotten
+    confirm_hits: int = 3          # detections before a track counts
+    min_speed: float = 0.15        # [m/s] a confirmed track faster than this is moving
+    max_diameter: float = 0.8      # [m] larger clusters are walls, not objects
+
+
+@dataclass(frozen=True)
+class MovingObjects:
+    """Moving tracks at one moment, as the core takes them."""
+
+    id: np.ndarray        # noqa: A003 -- (T,) int, the tracker's track ids
+    position: np.ndarray  # (T, 2) [m] global
+    velocity: np.ndarray  # (T, 2) [m/s] global
+    radius: np.ndarray    # (T,) [m] estimated (no margin)
+
+    def __len__(self):
+        """Return the number of moving tracks."""
+        return len(self.id)
+
+    @classmethod
+    def empty(cls):
+        """Return no moving object."""
+        return cls(np.zeros(0, np.int64), np.zeros((0, 2)), np.zeros((0, 2)), np.zeros(0))
+
+    def at(self, t_from, t_to):
+        """Return the positions (T, 2) moved on from ``t_from`` to ``t_to`` [s]."""
+        return self.position + (t_to - t_from) * self.velocity
+
+
+class PeopleTracker:
+    """Detections from the fleet's scans, one tracker, the moving tracks (see the module)."""
+
+    def __init__(self, config: PeopleConfig = PeopleConfig()):
+        """Start with no track."""
+        self.config = config
+        self.tracker = self._new_tracker(config)
+        self.detections = 0  # objects detected so far (all scans)
+
+    @staticmethod
+    def _new_tracker(config):
+        return Tracker(confirm_hits=config.confirm_hits, track_timeout=config.track_timeout,
+                       min_speed=config.min_speed)
+
+    def reconfigure(self, config: PeopleConfig) -> None:
+        """Use new knobs; a change of the tracker's own ones starts it afresh."""
+        old, self.config = self.config, config
+        if (old.confirm_hits, old.track_timeout, old.min_speed) != (
+                config.confirm_hits, config.track_timeout, config.min_speed):
+            self.tracker = self._new_tracker(config)
+
+    def observe(self, scans, poses, present, radius, sensor_offset, grid=None):
+        """
+        Detect objects in each scan and update the tracks, scan by scan in time order.
+
+        scans : list of ScanInput (fresh robots only); poses : (S, N, 3) every robot's pose at
+        each scan's time; present (N,) bool robots to explain returns with; radius (N,) [m];
+        grid : GridMap or None (returns on its walls are no objects). A scan that cannot be
+        read is skipped (ScanMemory reports it).
+        """
+        if not self.config.enabled:
+            return
+        for k in np.argsort([scan.time for scan in scans], kind='stable'):
+            scan = scans[k]
+            i = scan.robot
+            try:
+                sensor = compose_pose(poses[k, i], sensor_offset)
+                points, beam = scan_to_points(scan.ranges, scan.angle_min,
+                                              scan.angle_increment, scan.range_min,
+                                              scan.range_max, sensor)
+            except ValueError:
+                continue
+            keep = self._unexplained(points, poses[k, :, :2], present, radius, grid)
+            centres, radii = detect_objects(points[keep], beam[keep], len(scan.ranges),
+                                            scan.angle_increment, sensor[:2],
+                                            max_diameter=self.config.max_diameter)
+            self.detections += len(centres)
+            self.tracker.update(scan.time, centres, radii)
+
+    @staticmethod
+    def _unexplained(points, robots, present, radius, grid):
+        """Return (P,) bool: returns on no known robot (scanner included) and no map wall."""
+        keep = np.ones(len(points), bool)
+        if len(points) == 0:
+            return keep
+        rows = np.flatnonzero(present)
+        if len(rows):
+            reach = radius[rows] + ROBOT_MARGIN
+            d_sq = ((points[:, None, :] - robots[rows][None]) ** 2).sum(axis=2)
+            keep &= ~(d_sq < reach * reach).any(axis=1)
+        if grid is not None and keep.any():
+            inside = grid.inside(points[keep])
+            near_wall = np.zeros(int(keep.sum()), bool)
+            near_wall[inside] = grid.distance_to_obstacle(
+                points[keep][inside]) <= MAP_WALL_TOLERANCE
+            idx = np.flatnonzero(keep)
+            keep[idx[near_wall]] = False
+        return keep
+
+    def moving(self, now: float) -> MovingObjects:
+        """Return the moving tracks predicted to ``now`` [s]."""
+        if not self.config.enabled:
+            return MovingObjects.empty()
+        tracks = self.tracker.tracks(now)
+        m = tracks.moving
+        return MovingObjects(tracks.id[m], tracks.position[m], tracks.velocity[m],
+                             tracks.radius[m])
+
+    def reset(self) -> None:
+        """Forget every track."""
+        self.tracker.reset()
+
+
+__all__ = ['MovingObjects', 'PeopleConfig', 'PeopleTracker']
