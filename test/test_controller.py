@@ -454,3 +454,21 @@ def test_returns_on_map_walls_make_no_scan_segments_and_the_rest_do():
         on_wall = np.all(np.abs(xs - 2.0) < 0.05, axis=1)
         assert on_box.any()
         assert on_wall.any() != use_map
+
+
+def test_a_robot_that_cannot_move_is_reported_stuck_with_where_and_why():
+    """Its base ignores the commands: STUCK after progress_timeout, a warning now and then."""
+    ctrl = FleetController(FleetConfig.uniform(['r1']))
+    ctrl.set_goal(0, 5.0, 0.0)
+    inputs = FleetInputs.empty(1)
+    reports = []
+    for k in range(260):
+        t = 0.1 * k
+        inputs.set_odometry(0, x=0.0, y=0.0, yaw=0.0, time=t)
+        result = ctrl.step(inputs, t)
+        reports += [(t, text) for _, text in result.warnings if text.startswith('progress')]
+    assert result.states[0] == RobotState.STUCK
+    times = [t for t, _ in reports]
+    # Reported when it became stuck (after the 10 s progress timeout), then every 10 s.
+    assert len(times) == 2 and 10.0 < times[0] < 10.5 and abs(times[1] - times[0] - 10.0) < 0.15
+    assert 'stuck at (0.00, 0.00), steering to (5.00, 0.00) at 0.50 m/s' in reports[0][1]

@@ -22,8 +22,13 @@ DT = 0.02       # [s] integration step
 BEAMS = 360
 
 
-def run_walker_world(name, drive, track, seed=0, timeout=60.0):
-    """Return (smallest robot-walker gap between discs [m], robots arrived, moving tracks seen)."""
+def run_walker_world(name, drive, track, seed=0, timeout=60.0, goal_time=0.0, people=None):
+    """
+    Return (smallest robot-walker gap between discs [m], robots arrived, moving tracks seen).
+
+    The robots get their goals at ``goal_time`` [s] (the walkers keep their own timetable);
+    ``people`` is the PeopleConfig when tracking (default: the defaults).
+    """
     s = load_scenario(name).with_drive(drive)
     walkers = s.walkers
     robots = np.flatnonzero(~walkers)
@@ -37,10 +42,8 @@ def run_walker_world(name, drive, track, seed=0, timeout=60.0):
         differential=np.full(n, drive == 'differential'),
         lookahead=np.full(n, 0.1 if drive == 'differential' else 0.0),
         odom_offset=np.zeros((n, 3)), period=0.1, safety_margin=0.05, scan_enabled=True,
-        people=PeopleConfig() if track else None)
+        people=(people or PeopleConfig()) if track else None)
     ctrl = FleetController(cfg, NavigationConfig(), InlineExecutor())
-    for j, robot in enumerate(rows):
-        ctrl.set_goal(j, *robot.goal)
     rng = np.random.default_rng(seed)
     beams = -np.pi + 2.0 * np.pi / BEAMS * np.arange(BEAMS)
     walls = s.obstacle_segments()
@@ -66,12 +69,16 @@ def run_walker_world(name, drive, track, seed=0, timeout=60.0):
                                                6.0), ranges)
                 inputs.scans.append(ScanInput(j, ranges, -np.pi, 2.0 * np.pi / BEAMS, 0.05,
                                               6.0, t))
+        if k * DT >= goal_time and not ctrl.has_goal.any():
+            for j, robot in enumerate(rows):
+                ctrl.set_goal(j, *robot.goal)
         if k % 5 == 0:  # the controller's tick, 10 Hz
             result = ctrl.step(inputs, t)
             inputs.scans = []
             applied = result.commands.copy()
             seen = max(seen, len(result.moving))
-            if all(state == RobotState.REACHED for state in result.states):
+            if ctrl.has_goal.any() and all(state == RobotState.REACHED
+                                           for state in result.states):
                 break
         twists = np.zeros((len(pose), 3))
         twists[robots] = applied

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from orca_nav.core import compute_velocities, drive, Obstacles
-from orca_nav.core.geometry import compose_poses
+from orca_nav.core.geometry import compose_poses, point_segment_distance
 
 from .config import FleetConfig
 from .giveway import GiveWay
@@ -39,6 +39,8 @@ PLAUSIBLE_SPEED_SLACK = 1.0  # [m/s] for the speed, [rad/s] for the yaw rate
 # A solver call that raises is re-run without the robot that makes it fail, at most this many
 # times per tick (each search costs about log2(N) solver calls); beyond, the tick fails.
 MAX_SOLVER_CULPRITS = 4
+# [s] between two warnings about one robot that stays stuck (where it is, what holds it).
+STUCK_REPORT_PERIOD = 10.0
 
 
 @dataclass
@@ -130,6 +132,7 @@ class FleetController:
         self._bad_time = np.full(n, np.nan)       # odometry time of the last refused pose
         self.pose_history = PoseHistory(n)        # where each robot was (scans' poses)
         self._sent = []  # (time it takes effect [s], (C, 3) command) of the last ticks
+        self._stuck_report = np.full(c, np.nan)   # [s] last stuck warning (NaN: not stuck)
         self.odom_rejected = np.zeros(n, np.int64)  # odometry refused here, per robot
         self.solver_failures = 0                  # solver calls that raised (then re-run)
 
@@ -320,9 +323,34 @@ class FleetController:
         self._sent.append((now + cfg.period, cmd.copy()))
         states = [self._state(i, inputs.has_pose[i], valid[i], fresh[i], reached[i],
                               nav_states[i]) for i in range(c)]
+        self._report_stuck(now, states, pos, target, all_pref, new_vel, warnings)
         return StepResult(commands=cmd, states=states, distance=dist, positions=pos,
                           velocities=new_vel, known=known, warnings=warnings, time=now,
                           moving=moving)
+
+    def _report_stuck(self, now, states, pos, target, pref, vel, warnings):
+        """Warn when a robot becomes stuck, and every STUCK_REPORT_PERIOD while it stays so."""
+        stuck = np.array([state == RobotState.STUCK for state in states], bool)
+        self._stuck_report[~stuck] = np.nan
+        due = stuck & ~(now - self._stuck_report < STUCK_REPORT_PERIOD)  # NaN: not reported
+        self._stuck_report[due] = now
+        for i in np.flatnonzero(due):
+            near = []
+            grid = self._wall_grid()
+            if grid is not None and grid.inside(pos[i:i + 1])[0]:
+                near.append(f'map wall {grid.distance_to_obstacle(pos[i:i + 1])[0]:.2f} m')
+            segments = self.scan_memory.remembered(i)
+            if len(segments):
+                d = point_segment_distance(pos[i:i + 1], segments)[0]
+                near.append(f'scan segment {d.min():.2f} m ({int((d < 1.0).sum())} within 1 m)')
+            others = np.delete(np.hypot(*(pos - pos[i]).T), i)
+            if len(others):
+                near.append(f'robot {others.min():.2f} m')
+            warnings.append((int(i), f'progress: stuck at ({pos[i, 0]:.2f}, {pos[i, 1]:.2f}), '
+                                     f'steering to ({target[i, 0]:.2f}, {target[i, 1]:.2f}) at '
+                                     f'{np.hypot(*pref[i]):.2f} m/s, ORCA allows '
+                                     f'{np.hypot(*vel[i]):.2f} m/s; nearest '
+                                     f'{", ".join(near) or "obstacle: none"}'))
 
     def _track(self, scans, now, fresh, present):
         """Update the people tracker with the fresh robots' scans; return the moving tracks."""

@@ -67,6 +67,7 @@ class PeopleTracker:
         self.config = config
         self.tracker = self._new_tracker(config)
         self.detections = 0  # objects detected so far (all scans)
+        self._largest = {}   # track id -> largest radius estimated so far [m]
 
     @staticmethod
     def _new_tracker(config):
@@ -133,13 +134,21 @@ class PeopleTracker:
         if not self.config.enabled:
             return MovingObjects.empty()
         tracks = self.tracker.tracks(now)
+        # A person does not shrink: a smaller estimate is a partial view (a robot in front,
+        # returns beside a known robot taken for that robot), so each track keeps the largest
+        # radius it has had.
+        largest = {}
+        for k, r in zip(tracks.id.tolist(), tracks.radius.tolist()):
+            largest[k] = max(r, self._largest.get(k, 0.0))
+        self._largest = largest
         m = tracks.moving
-        return MovingObjects(tracks.id[m], tracks.position[m], tracks.velocity[m],
-                             tracks.radius[m])
+        radius = np.array([largest[k] for k in tracks.id[m].tolist()], float)
+        return MovingObjects(tracks.id[m], tracks.position[m], tracks.velocity[m], radius)
 
     def reset(self) -> None:
         """Forget every track."""
         self.tracker.reset()
+        self._largest = {}
 
 
 __all__ = ['MovingObjects', 'PeopleConfig', 'PeopleTracker']

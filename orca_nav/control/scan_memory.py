@@ -124,6 +124,10 @@ class ScanMemory:
             segments, seen = segments[newest], seen[newest]
         self._segments[i], self._seen[i] = segments, seen
 
+    def remembered(self, i):
+        """Return the segments (M, 2, 2) robot i remembers now."""
+        return self._segments[i]
+
     def segments(self, now, agent_index, timeout, shared):
         """
         Return the remembered scan walls and their owners, for the core: (M, 2, 2), (M,).

@@ -93,6 +93,7 @@ class Monitor:
         self.acknowledged = scenario.observed | scenario.walkers
         self.min_separation = math.inf
         self.routes = {}                          # robot name -> (P, 2) last planned route
+        self.status = [None] * n                  # the node's last status (dict) per robot
         self.goal_pubs = {}  # robot row -> goal_pose publisher (commanded robots only)
         for i, robot in enumerate(scenario.robots):
             if robot.walker:
@@ -139,8 +140,9 @@ class Monitor:
 
     def _on_status(self, i, msg):
         try:
-            goal = json.loads(msg.data).get('goal')
-        except (ValueError, AttributeError):
+            self.status[i] = dict(json.loads(msg.data))
+            goal = self.status[i].get('goal')
+        except (ValueError, AttributeError, TypeError):
             return
         if goal is not None and np.allclose(goal, self.scenario.goals[i], atol=1e-3):
             self.acknowledged[i] = True
@@ -182,6 +184,19 @@ class Monitor:
         """(N,) bool: robots now within goal_tolerance of their goal (walkers: False)."""
         dist = np.linalg.norm(self.latest[:, :2] - self.scenario.goals, axis=1)
         return (dist <= self.goal_tolerance) & ~self.scenario.walkers
+
+    def unfinished(self):
+        """Lines on the robots not at their goal: where they are and the node's last status."""
+        lines = []
+        for i in np.flatnonzero(~self.at_goal() & ~self.scenario.walkers):
+            robot, status = self.scenario.robots[i], self.status[i] or {}
+            x, y = self.latest[i, :2]
+            left = math.hypot(*(self.scenario.goals[i] - self.latest[i, :2]))
+            state = status.get('state', 'no status')
+            reason = f' ({status["reason"]})' if status.get('reason') else ''
+            lines.append(f'  {robot.name} at ({x:.2f}, {y:.2f}), {left:.2f} m from its goal, '
+                         f'state {state}{reason}')
+        return lines
 
     def have_odom(self):
         """Whether odometry of every robot (not walker) has arrived (the simulator is up)."""
@@ -294,11 +309,6 @@ def parse_args(argv=None):
     return args
 
 
-def robot_count(scenario):
-    """Return the number of robots of a scenario, its walkers not counted."""
-    return int((~scenario.walkers).sum())
-
-
 def _walkers(scenario):
     """Return ' and N walkers' for a scenario with walkers, else ''."""
     count = int(scenario.walkers.sum())
@@ -322,7 +332,7 @@ def _start_children(args, path, scenario, drive):
     node['track_people'] = bool(args.tracking)
     node_file = write_params(work / 'orca_nav.yaml', node)
     print(f'orca_nav demo: scenario {scenario.name!r} ({scenario.description}) with '
-          f'{robot_count(scenario)} {drive} robots{_walkers(scenario)}; '
+          f'{scenario.robot_count} {drive} robots{_walkers(scenario)}; '
           f'ROS_DOMAIN_ID={domain_id}, DDS on localhost; logs in {work}', flush=True)
     children = [Child(name, cmd, env, work) for name, cmd in child_commands(sim_file, node_file)]
     return children, work, [truth_path, sim_file, node_file]
@@ -348,7 +358,7 @@ def run(args):
         children = []
         truth_path = Path(args.ground_truth) if args.ground_truth else None
         print(f'orca_nav demo: following scenario {scenario.name!r} with '
-              f'{robot_count(scenario)} {drive} robots{_walkers(scenario)} on '
+              f'{scenario.robot_count} {drive} robots{_walkers(scenario)} on '
               f'ROS_DOMAIN_ID={os.environ.get("ROS_DOMAIN_ID", "0")}', flush=True)
     else:
         children, work, files = _start_children(args, path, scenario, drive)
@@ -373,8 +383,9 @@ def run(args):
             signal.signal(sig, handler)
     if interrupted:
         print('orca_nav_demo: interrupted; the fleet was stopped', file=sys.stderr)
-    elif failure:
-        print(f'orca_nav_demo: {failure}', file=sys.stderr)
+    elif failure or status == EXIT_TIMEOUT:
+        if failure:
+            print(f'orca_nav_demo: {failure}', file=sys.stderr)
         for c in children:
             print(f'  {c.name} (exit code {codes[c.name]}), last lines of {c.log_path}:\n'
                   f'{c.tail()}', file=sys.stderr)
@@ -382,7 +393,7 @@ def run(args):
                              truth_path, t_end)
     if args.metrics_json:
         print(f'metrics JSON: {write_metrics_json(args.metrics_json, record)}', flush=True)
-    if not failure and work is not None:
+    if status == EXIT_OK and work is not None:
         for f in files + [c.log_path for c in children]:
             f.unlink(missing_ok=True)
         try:
@@ -441,7 +452,7 @@ def _drive_run(monitor, children, timeout, quiet, interrupted):
     t_goals = time.time()
     begin = time.monotonic()
     next_goal = next_progress = begin
-    n = robot_count(monitor.scenario)   # walkers never arrive
+    n = monitor.scenario.robot_count   # walkers never arrive
     while True:
         now = time.monotonic()
         if now >= next_goal and not monitor.acknowledged.all():
@@ -467,6 +478,7 @@ def _drive_run(monitor, children, timeout, quiet, interrupted):
             return EXIT_ERROR, f'{", ".join(dead)} died during the run', t_goals
         if now - begin > timeout:
             print(f'[{now - begin:6.1f} s] timeout: {arrived}/{n} robots arrived', flush=True)
+            print('\n'.join(monitor.unfinished()), flush=True)
             return EXIT_TIMEOUT, None, t_goals
 
 

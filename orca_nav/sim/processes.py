@@ -108,7 +108,7 @@ def sim_params(scenario_file, scenario, drive, trajectory_file, seed=0, scan_noi
     publish_map false: no map on /map, so the node steers straight at the goals and learns
     obstacles from the scans only.
     """
-    return {'scenario': str(scenario_file), 'robots': int((~scenario.walkers).sum()),
+    return {'scenario': str(scenario_file), 'robots': scenario.robot_count,
             'drive': drive or '', 'trajectory_file': str(trajectory_file), 'seed': int(seed),
             'scan_noise': float(scan_noise), 'publish_map': bool(publish_map)}
 
@@ -154,7 +154,7 @@ def launch_plan(scenario_name, robots=None, drive=None, goal_tolerance=GOAL_TOLE
     path = scenario_path(scenario_name)
     scenario = load_scenario(path, robots=robots, drive=drive)
     sim = sim_params(path, scenario, drive, ground_truth)
-    robots = int((~scenario.walkers).sum())  # walkers are no robots
+    robots = scenario.robot_count
     demo_args = ['--attach', '--scenario', str(path), '--robots', str(robots),
                  '--goal-tolerance', str(goal_tolerance)]
     if drive:

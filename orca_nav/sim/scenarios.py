@@ -178,6 +178,11 @@ class Scenario:
         return np.array([r.walker for r in self.robots], dtype=bool)
 
     @property
+    def robot_count(self):
+        """Return the number of robots (walkers are no robots)."""
+        return sum(1 for r in self.robots if not r.walker)
+
+    @property
     def radii(self):
         """(N,) robot radii [m]."""
         return np.array([r.radius for r in self.robots], dtype=float)

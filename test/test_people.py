@@ -1,0 +1,66 @@
+"""The people tracker of the controller: scans in, moving objects out (no DDS)."""
+
+import numpy as np
+from orca_nav.control.people import PeopleConfig, PeopleTracker
+from orca_nav.control.scan_memory import ScanInput
+from orca_nav.core.raycast import cast_rays
+
+BEAMS = 720
+ANGLES = -np.pi + 2.0 * np.pi / BEAMS * np.arange(BEAMS)
+
+
+def _scan(robot, pose, discs, radii, t):
+    """Return a noiseless 720-beam scan from ``pose`` of discs (K, 2), radii (K,), no walls."""
+    ranges = cast_rays(pose[:2], pose[2] + ANGLES, 8.0, np.zeros((0, 2, 2)),
+                       np.asarray(discs, float).reshape(-1, 2), np.asarray(radii, float))
+    return ScanInput(robot, ranges, -np.pi, 2.0 * np.pi / BEAMS, 0.05, 8.0, t)
+
+
+def _observe(tracker, robots, radius, person, person_radius, t):
+    """Every robot scans the robots and the person at time t."""
+    scans = []
+    for i, pose in enumerate(robots):
+        others = [p[:2] for k, p in enumerate(robots) if k != i]
+        scans.append(_scan(i, pose, others + [person], [radius] * len(others)
+                           + [person_radius], t))
+    poses = np.repeat(np.asarray(robots, float)[None], len(scans), axis=0)
+    tracker.observe(scans, poses, np.ones(len(robots), bool), np.full(len(robots), radius),
+                    np.zeros(3))
+
+
+def test_a_walker_becomes_a_moving_object_with_its_velocity_and_robots_do_not():
+    tracker = PeopleTracker(PeopleConfig())
+    robots = [(0.0, 0.0, 0.0), (4.0, 0.0, np.pi)]
+    for k in range(30):
+        t = 0.1 * k
+        _observe(tracker, robots, 0.2, (2.0, -1.5 + 0.5 * t), 0.25, t)
+    moving = tracker.moving(2.9)
+    assert len(moving) == 1  # the walker; the two robots explain their own returns
+    assert np.allclose(moving.position[0], (2.0, -1.5 + 0.5 * 2.9), atol=0.05)
+    assert np.allclose(moving.velocity[0], (0.0, 0.5), atol=0.1)
+    assert abs(moving.radius[0] - 0.25) < 0.05
+
+
+def test_a_person_standing_still_is_no_moving_object():
+    tracker = PeopleTracker(PeopleConfig())
+    for k in range(30):
+        _observe(tracker, [(0.0, 0.0, 0.0)], 0.2, (2.0, 0.5), 0.25, 0.1 * k)
+    assert len(tracker.moving(2.9)) == 0
+
+
+def test_a_walker_partly_hidden_beside_a_robot_keeps_its_size():
+    """Returns within a robot's margin are that robot's: the walker's arc shrinks, not it."""
+    tracker = PeopleTracker(PeopleConfig())
+    robots = [(0.0, 0.0, 0.0), (2.0, 1.2, -np.pi / 2)]
+    radii = []
+    for k in range(40):
+        t = 0.1 * k
+        # The walker comes from the left and stops its last metres beside robot 1.
+        person = (2.0 - 2.0 + 0.5 * min(t, 3.0), 0.6)
+        _observe(tracker, robots, 0.2, person, 0.25, t)
+        moving = tracker.moving(t)
+        if len(moving):
+            radii.append(moving.radius[0])
+    assert len(radii) > 10
+    # Largest so far: never below what it was seen to be, whatever the view.
+    assert np.all(np.diff(radii) >= 0.0) and radii[-1] > 0.2
