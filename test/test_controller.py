@@ -5,7 +5,8 @@ import math
 
 import numpy as np
 from orca_nav.control import FleetConfig, FleetController, FleetInputs, RobotState, ScanInput
-from orca_nav.control.scan_memory import ScanMemory
+from orca_nav.control.scan_memory import MAX_HIDDEN_TIME, ScanMemory
+from orca_nav.core.geometry import point_segment_distance
 from orca_nav.core.grid import GridMap
 from orca_nav.core.raycast import cast_rays
 import pytest
@@ -472,3 +473,58 @@ def test_a_robot_that_cannot_move_is_reported_stuck_with_where_and_why():
     # Reported when it became stuck (after the 10 s progress timeout), then every 10 s.
     assert len(times) == 2 and 10.0 < times[0] < 10.5 and abs(times[1] - times[0] - 10.0) < 0.15
     assert 'stuck at (0.00, 0.00), steering to (5.00, 0.00) at 0.50 m/s' in reports[0][1]
+
+
+def _memory_after(scenes, robot_xy=(0.0, 0.0)):
+    """
+    Feed one robot's memory a scan of each scene ((time, walls (K, 2, 2), discs (D, 2))).
+
+    Returns the segments it hands the core at the last scene's time (obstacle timeout 0.5 s).
+    """
+    angles = -math.pi + 2 * math.pi / 360 * np.arange(360)
+    memory = ScanMemory(1)
+    for t, walls, discs in scenes:
+        discs = np.asarray(discs, float).reshape(-1, 2)
+        ranges = cast_rays(np.asarray(robot_xy, float), angles, 6.0,
+                           np.asarray(walls, float).reshape(-1, 2, 2), discs,
+                           np.full(len(discs), 0.2))
+        scan = ScanInput(0, ranges, -math.pi, 2 * math.pi / 360, 0.05, 6.0, t)
+        memory.update([scan], np.array([robot_xy], float), np.zeros(1), np.ones(1, bool),
+                      np.ones(1, bool), np.full(1, 0.2), (0.0, 0.0, 0.0))
+    return memory.segments(t, np.zeros(1, np.int64), 0.5, False)[0]
+
+
+WALL = [[-3.0, 2.0], [3.0, 2.0]]
+
+
+def _near(segments, point, tol=0.1):
+    """Whether some segment passes within tol of point."""
+    return len(segments) > 0 and point_segment_distance(
+        np.array([point], float), segments).min() < tol
+
+
+def test_a_phantom_touching_a_wall_is_forgotten_when_the_beams_pass_through_it():
+    """A segment from the wall into free space: its end is seen, the rest seen through."""
+    phantom = [[1.0, 2.0], [1.0, 0.8]]
+    first = _memory_after([(0.0, [WALL, phantom], [])])
+    assert _near(first, (1.0, 1.4))
+    # Gone after the obstacle timeout: not refreshed by the few beams that return on its end.
+    later = _memory_after([(0.0, [WALL, phantom], [])]
+                          + [(0.1 * k, [WALL], []) for k in range(1, 10)])
+    assert not _near(later, (1.0, 1.4)) and _near(later, (0.0, 2.0))
+
+
+def test_a_wall_a_robot_hides_stays_and_a_hidden_phantom_goes_after_max_hidden_time():
+    """Occluded: kept as seen; never seen again for MAX_HIDDEN_TIME: forgotten."""
+    # A robot parks at (0, 1) between the scanner and the wall: the wall behind it is hidden.
+    scenes = [(0.0, [WALL], [])] + [(0.1 * k, [WALL], [(0.0, 1.0)]) for k in range(1, 10)]
+    kept = _memory_after(scenes)
+    assert _near(kept, (0.0, 2.0))  # the part behind the robot too: occluded, not seen through
+    # Behind the wall (from the scanner), never seen again.
+    behind = [[-0.5, 2.3], [0.5, 2.3]]
+    assert 3.9 < MAX_HIDDEN_TIME < 6.9
+    scenes = [(0.0, [behind], [])] + [(0.1 * k, [WALL], []) for k in range(1, 70)]
+    hidden = _memory_after(scenes[:40])  # 3.9 s: still kept (it might be there)
+    assert _near(hidden, (0.0, 2.3))
+    gone = _memory_after(scenes)          # 6.9 s > MAX_HIDDEN_TIME
+    assert not _near(gone, (0.0, 2.3)) and _near(gone, (0.0, 2.0))

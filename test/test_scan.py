@@ -440,7 +440,7 @@ def test_garbage_scans_give_finite_segments_near_returns(ranges, angle_min, angl
 def _recheck_brute(old, new, ranges, angle_min, inc, range_min, range_max, sensor, spacing,
                    max_samples, cover_tol, seen_tol):
     """recheck_segments written out point by point with numpy (every sample, no early exit)."""
-    covered, still = [], []
+    covered, still, sighted = [], [], []
     for a, b in old:
         count = int(np.clip(math.ceil(np.hypot(*(b - a)) / spacing) + 1, 2, max_samples))
         points = a + np.linspace(0.0, 1.0, count)[:, None] * (b - a)
@@ -449,7 +449,7 @@ def _recheck_brute(old, new, ranges, angle_min, inc, range_min, range_max, senso
                                  <= cover_tol).all()))
         else:
             covered.append(False)
-        seen = through = False
+        seen = through = 0
         for p in points:
             rel = p - sensor[:2]
             dist = np.hypot(*rel)
@@ -463,16 +463,17 @@ def _recheck_brute(old, new, ranges, angle_min, inc, range_min, range_max, senso
                 continue
             reading = ranges[index]
             measured = np.inf if (reading == np.inf or reading > range_max) else reading
-            seen |= bool(abs(measured - dist) <= seen_tol)
-            through |= bool(measured > dist + seen_tol)
-        still.append(seen or not through)
-    return np.array(covered), np.array(still)
+            seen += bool(abs(measured - dist) <= seen_tol)
+            through += bool(measured > dist + seen_tol)
+        still.append(seen >= through)
+        sighted.append(seen > 0)
+    return np.array(covered), np.array(still), np.array(sighted)
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 2 ** 31 - 1), st.booleans(), st.booleans())
 def test_recheck_segments_matches_point_by_point(seed, full, reverse):
-    """Remembered segments covered / still seen agree with a point-by-point check."""
+    """Remembered segments covered / still there / sighted agree with a point-by-point check."""
     rng = np.random.default_rng(seed)
     room = np.array([[-3.0, -2.0], [3.0, -2.0], [3.0, 2.0], [-3.0, 2.0]])
     box = rng.uniform(-1.5, 1.5, 2) + np.array([[0, 0], [0.4, 0], [0.4, 0.3], [0, 0.3]])
@@ -496,8 +497,9 @@ def test_recheck_segments_matches_point_by_point(seed, full, reverse):
         new + rng.normal(0.0, 0.03, new.shape),
         rng.uniform(-3.0, 3.0, (6, 2, 2))])
     args = (old, new, ranges, angle_min, inc, 0.05, 5.0, sensor, 0.05, 40, 0.05, 0.1)
-    covered, still = recheck_segments(*args)
-    want_covered, want_still = _recheck_brute(*args)
+    covered, still, sighted = recheck_segments(*args)
+    want_covered, want_still, want_sighted = _recheck_brute(*args)
     np.testing.assert_array_equal(covered, want_covered)
     np.testing.assert_array_equal(still, want_still)
+    np.testing.assert_array_equal(sighted, want_sighted)
     assert not recheck_segments(old, new[:0], *args[2:])[0].any()

@@ -20,6 +20,11 @@ COVER_TOLERANCE = 0.05
 MAP_WALL_TOLERANCE = 0.15
 # Segments remembered per robot at most; beyond, those seen longest ago are forgotten.
 MAX_REMEMBERED = 128
+# [s] A remembered segment that no beam has returned on for this long is forgotten even while
+# the scans cannot see through its place (behind a wall or a parked robot): a segment placed
+# behind a map wall by a bad pose would otherwise be kept for ever, beside a door jamb say,
+# where it blocks the door. A real wall is seen again as soon as it is in view.
+MAX_HIDDEN_TIME = 5.0
 
 
 @dataclass(frozen=True)
@@ -42,11 +47,13 @@ class ScanMemory:
     ``update`` turns new scans into segments (returns from the other known robots dropped:
     they are ORCA agents already), each placed with the robot's pose at the scan's time, and
     merges them into the robot's memory: a remembered segment that a new one covers is
-    replaced; one that the new scan sees again (some beam returns on it), or cannot see
-    (occluded by something nearer, out of range or field of view), counts as seen now; one
-    the beams pass through is not, and is forgotten once not seen for ``obstacle_timeout``.
-    So a wall stays known while a passing robot hides part of it or the robot looks at it
-    edge-on, and a moved obstacle is forgotten as soon as the laser sees through its place.
+    replaced; one that the new scan sees again (at least as many beams return on it as pass
+    through it), or cannot see (occluded by something nearer, out of range or field of view),
+    counts as seen now; one the beams mostly pass through is not, and is forgotten once not
+    seen for ``obstacle_timeout``. So a wall stays known while a passing robot hides part of
+    it or the robot looks at it edge-on, and a moved obstacle is forgotten as soon as the
+    laser sees through its place. A segment no beam has returned on for MAX_HIDDEN_TIME is
+    forgotten whatever hides it.
     ``segments`` hands the segments seen within a timeout to the core, each avoided by the
     robot that saw it or, shared, by every robot.
     """
@@ -55,6 +62,7 @@ class ScanMemory:
         """Start with no segments for ``n_controlled`` robots."""
         self._segments = [np.zeros((0, 2, 2))] * n_controlled
         self._seen = [np.zeros(0)] * n_controlled  # (M,) [s] per robot
+        self._sighted = [np.zeros(0)] * n_controlled  # (M,) [s] a beam last returned on it
         self.rejected = 0  # scans refused as malformed
 
     def update(self, scans, pos, yaw, fresh, present, radius, sensor_offset, history=None,
@@ -108,21 +116,24 @@ class ScanMemory:
 
     def _merge(self, i, new, scan, sensor):
         """Merge robot i's new segments (K, 2, 2) into its memory (see the class)."""
-        old, seen = self._segments[i], self._seen[i]
+        old, seen, sighted = self._segments[i], self._seen[i], self._sighted[i]
         if len(old):
-            covered, refresh = recheck_segments(
+            covered, refresh, shown = recheck_segments(
                 old, new, scan.ranges, scan.angle_min, scan.angle_increment, scan.range_min,
                 scan.range_max, sensor, SAMPLE_SPACING, MAX_SAMPLES, COVER_TOLERANCE,
                 SEEN_TOLERANCE)
-            keep = ~covered
             seen = np.where(refresh, scan.time, seen)
-            old, seen = old[keep], seen[keep]
+            sighted = np.where(shown, scan.time, sighted)
+            keep = ~covered & (scan.time - sighted <= MAX_HIDDEN_TIME)
+            old, seen, sighted = old[keep], seen[keep], sighted[keep]
+        now = np.full(len(new), float(scan.time))
         segments = np.concatenate([new, old])
-        seen = np.concatenate([np.full(len(new), float(scan.time)), seen])
+        seen = np.concatenate([now, seen])
+        sighted = np.concatenate([now, sighted])
         if len(segments) > MAX_REMEMBERED:
             newest = np.argsort(-seen, kind='stable')[:MAX_REMEMBERED]
-            segments, seen = segments[newest], seen[newest]
-        self._segments[i], self._seen[i] = segments, seen
+            segments, seen, sighted = segments[newest], seen[newest], sighted[newest]
+        self._segments[i], self._seen[i], self._sighted[i] = segments, seen, sighted
 
     def remembered(self, i):
         """Return the segments (M, 2, 2) robot i remembers now."""
@@ -142,6 +153,7 @@ class ScanMemory:
             recent = now - self._seen[i] <= timeout
             if not recent.all():
                 self._segments[i], self._seen[i] = seg[recent], self._seen[i][recent]
+                self._sighted[i] = self._sighted[i][recent]
                 seg = self._segments[i]
             if len(seg) and agent_index[i] >= 0:
                 segments.append(seg)

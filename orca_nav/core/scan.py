@@ -467,14 +467,17 @@ def recheck_segments(old, new, ranges, angle_min, angle_increment, range_min, ra
     old : (M, 2, 2) remembered segments; new : (K, 2, 2) the new scan's segments; the scan's
     fields as in `scan_to_segments` (already validated); sensor_pose (3,) global.
     Each old segment is looked at in points ``spacing`` apart (2 to ``max_samples`` of them,
-    both ends included). Returns two (M,) bool arrays:
+    both ends included). A point is *seen* when its beam returns within ``seen_tolerance`` of
+    it, *passed through* when its beam reads more than ``seen_tolerance`` beyond it; a point out
+    of range or field of view, under a NaN reading or behind a nearer return is neither.
+    Returns three (M,) bool arrays:
 
     covered : every point lies within ``cover_tolerance`` of some new segment (the new scan
         sees that segment again; False for all when there is no new segment);
-    still_there : some beam returns within ``seen_tolerance`` of one of its points, or no beam
-        passes more than ``seen_tolerance`` beyond any of them (none in view: out of range or
-        field of view, a NaN reading, behind a nearer return). False means the beams pass
-        through where it was.
+    still_there : at least as many points seen as passed through (none in view counts as
+        there). False means the beams pass through most of where it was: a segment one of
+        whose ends touches a real wall, the rest of it in free space, is not there.
+    sighted : some point is seen (the scan shows it, not merely fails to see through it).
     """
     old = np.ascontiguousarray(old, dtype=np.float64).reshape(-1, 2, 2)
     new = np.ascontiguousarray(new, dtype=np.float64).reshape(-1, 2, 2)
@@ -493,6 +496,7 @@ def _recheck(old, new, ranges, angle_min, inc, range_min, range_max, sx, sy, sya
     m, k, beams = old.shape[0], new.shape[0], ranges.shape[0]
     covered = np.zeros(m, np.bool_)
     still = np.zeros(m, np.bool_)
+    sighted = np.zeros(m, np.bool_)
     two_pi = 2.0 * math.pi
     sign = 1.0 if inc > 0.0 else -1.0
     for j in range(m):
@@ -500,8 +504,8 @@ def _recheck(old, new, ranges, angle_min, inc, range_min, range_max, sx, sy, sya
         dx, dy = old[j, 1, 0] - ax, old[j, 1, 1] - ay
         count = min(max(int(math.ceil(math.hypot(dx, dy) / spacing)) + 1, 2), max_samples)
         all_covered = k > 0
-        seen = False
-        through = False
+        seen = 0
+        through = 0
         for s in range(count):
             t = s / (count - 1)
             px, py = ax + t * dx, ay + t * dy
@@ -517,7 +521,8 @@ def _recheck(old, new, ranges, angle_min, inc, range_min, range_max, sx, sy, sya
                         near = True
                         break
                 all_covered = near
-            if seen:
+            if 2 * seen > count:
+                # Most points seen: there, whatever the rest shows; only coverage is open.
                 if not all_covered:
                     break
                 continue
@@ -540,12 +545,13 @@ def _recheck(old, new, ranges, angle_min, inc, range_min, range_max, sx, sy, sya
             else:
                 measured = reading
             if abs(measured - dist) <= seen_tol:
-                seen = True
+                seen += 1
             elif measured > dist + seen_tol:
-                through = True
+                through += 1
         covered[j] = all_covered
-        still[j] = seen or not through
-    return covered, still
+        still[j] = seen >= through
+        sighted[j] = seen > 0
+    return covered, still, sighted
 
 
 def warmup() -> None:
