@@ -86,7 +86,9 @@ class Rig:
         self.spin_until(lambda: matched(self.world.odom_pubs + self.world.goal_pubs
                                         + [self.clock.pub])() and self.node.outputs.matched())
         self.clock.publish()
-        self.spin_until(lambda: self.node.get_clock().now().nanoseconds > 0)
+        # The clock is set and the timer's first tick (at the start time) has run.
+        self.spin_until(lambda: self.node.get_clock().now().nanoseconds > 0
+                        and self.node.monitor.ticks > 0)
 
     def spin_until(self, predicate, timeout=10.0):
         spin_until(self.executor, predicate, timeout)
@@ -104,12 +106,11 @@ class Rig:
     def step(self):
         """One period: odometry in, a tick, commands back, the world moves."""
         n = len(self.world.names)
-        counts = [self.node.odometry.count(i) for i in range(n)]
         for attempt in range(ODOM_ATTEMPTS):  # odometry is best effort: resend a lost one
             self.world.publish_odometry(self.clock.stamp())
             try:
-                self.spin_until(lambda: all(self.node.odometry.count(i) > counts[i]
-                                            for i in range(n)), timeout=ODOM_WAIT)
+                self.spin_until(lambda: all(self.node.odometry.waiting(i) for i in range(n)),
+                                timeout=ODOM_WAIT)
                 break
             except AssertionError:
                 if attempt == ODOM_ATTEMPTS - 1:

@@ -60,7 +60,9 @@ class Rig:
                                     + list(self.goal_pubs.values()) + [self.clock_pub])
                         and self.node.outputs.matched())
         self.publish_clock()
-        self.spin_until(lambda: self.node.get_clock().now().nanoseconds > 0)
+        # The clock is set and the timer's first tick (at the rig's start time) has run.
+        self.spin_until(lambda: self.node.get_clock().now().nanoseconds > 0
+                        and self.node.monitor.ticks > 0)
 
     def _cmd_cb(self, robot):
         def cb(msg):
@@ -92,9 +94,8 @@ class Rig:
          msg.pose.pose.orientation.z, msg.pose.pose.orientation.w) = q
         msg.twist.twist.linear.x = float(vx)
         i = self.robots.index(robot)
-        count = self.node.odometry.count(i)
         self.odom_pubs[robot].publish(msg)
-        self.spin_until(lambda: self.node.odometry.count(i) > count)
+        self.spin_until(lambda: self.node.odometry.waiting(i))  # the next tick takes it
 
     def goal(self, robot, x, y, frame_id='map'):
         """Publish a goal and let the node process it."""
@@ -359,9 +360,8 @@ def publish_odometry(rig, robot, x, y, q, twist=(0.0, 0.0, 0.0)):
     t = msg.twist.twist
     t.linear.x, t.linear.y, t.angular.z = (float(v) for v in twist)
     i = rig.robots.index(robot)
-    count = rig.node.odometry.count(i)
     rig.odom_pubs[robot].publish(msg)
-    rig.spin_until(lambda: rig.node.odometry.count(i) > count)
+    rig.spin_until(lambda: rig.node.odometry.waiting(i))
 
 
 # r2's odometry frame is rotated by 0.7 rad and shifted; r2 stands at (10, 0) in the map,

@@ -181,23 +181,22 @@ def run_fleet(context, names, starts, goals, drives, radii, overrides, max_time,
             spin_until(executor, lambda: all(p.get_subscription_count() > 0
                                              for p in world.scan_pubs))
         world.publish_clock()
-        spin_until(executor, lambda: node.get_clock().now().nanoseconds > 0)
+        spin_until(executor, lambda: node.get_clock().now().nanoseconds > 0
+                   and node.monitor.ticks > 0)  # the first tick, at the start time, has run
         for i, pub in enumerate(world.goal_pubs):
             pub.publish(messages.make_goal(goals[i][0], goals[i][1], frame_id='map'))
         spin_until(executor, lambda: node.controller.has_goal.all())
         arrival = None
         dt = 1.0 / RATE
         while world.t < max_time:
-            counts = [node.odometry.count(i) for i in range(n)]
+            # Delivered when waiting to be taken: the next tick takes them.
             for i, pub in enumerate(world.odom_pubs):
                 pub.publish(world.odometry(i))
-            spin_until(executor, lambda: all(node.odometry.count(i) > counts[i] for i in range(n)))
+            spin_until(executor, lambda: all(node.odometry.waiting(i) for i in range(n)))
             if scanning:
-                scans = [node.scans.count(i) for i in range(n)]
                 for i, pub in enumerate(world.scan_pubs):
                     pub.publish(world.scan(i))
-                spin_until(executor, lambda: all(node.scans.count(i) > scans[i]
-                                                 for i in range(n)))
+                spin_until(executor, lambda: all(node.scans.waiting(i) for i in range(n)))
             ticks = node.monitor.ticks
             world.t += dt
             world.publish_clock()

@@ -342,7 +342,9 @@ class FleetController:
             segments = self.scan_memory.remembered(i)
             if len(segments):
                 d = point_segment_distance(pos[i:i + 1], segments)[0]
-                near.append(f'scan segment {d.min():.2f} m ({int((d < 1.0).sum())} within 1 m)')
+                (ax, ay), (bx, by) = segments[np.argmin(d)]
+                near.append(f'scan segment {d.min():.2f} m ({ax:.2f}, {ay:.2f})-({bx:.2f}, '
+                            f'{by:.2f}) ({int((d < 1.0).sum())} within 1 m)')
             others = np.delete(np.hypot(*(pos - pos[i]).T), i)
             if len(others):
                 near.append(f'robot {others.min():.2f} m')

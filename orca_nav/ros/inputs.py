@@ -1,59 +1,103 @@
 """
-Per-robot input stores: the callbacks keep the newest message, the tick reads numbers.
+Per-robot input stores: the newest message of each robot, taken from the middleware by the tick.
 
-A callback only stores (a few assignments, whatever the message rate); the conversion to
-numbers, and the rejection of bad messages, happen once per tick for the newest message of
-each robot. Counters are public and read-only for tests and statistics.
+Odometry and scans are not delivered to Python callbacks one by one: their subscriptions
+belong to a node that no executor spins, with a history of one message (keep-last 1), so that
+the middleware keeps only the newest message of each robot and drops the older ones itself.
+Each tick takes that message (``take_new``), converts it to numbers and refuses bad ones. The
+node's cost per tick is then one take per robot, whatever the message rates: a flood of
+odometry cannot build a backlog in the node, and a slow tick simply finds newer messages.
+Counters are public and read-only for tests and statistics.
 """
+
+import time
 
 import numpy as np
 from orca_nav.control import FleetInputs, ScanInput
 from orca_nav.ros import messages
+# rclpy's own wait_for_message uses this wait set; it is not part of rclpy's public API.
+from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 
 NS_PER_S = 1e-9
 
 
 class MessageStore:
-    """The newest message of each of N robots, how many arrived, and when the newest did."""
+    """
+    The subscriptions of N robots (some may be None) and how many messages were taken.
 
-    def __init__(self, n, clock):
-        """Empty store for N robots; ``clock`` gives the receive times (the node's clock)."""
+    ``attach(i, subscription)`` hands over robot i's subscription (created with keep-last 1 on
+    a node that no executor spins); ``take_new`` yields each robot's newest message since the
+    last call with the time it was received, in the clock given (the node's: ROS time in a
+    simulation, from the age of the message by the system clock).
+    """
+
+    def __init__(self, n, clock, context=None):
+        """
+        Empty store for N robots; ``clock`` gives the receive times (the node's clock).
+
+        context : the rclpy Context of the subscriptions (needed by ``waiting`` only).
+        """
         self._clock = clock
-        self._msg = [None] * n
-        self._count = [0] * n    # messages received
-        self._rx_ns = [0] * n    # receive time of the newest [ns]
-        self._used = [0] * n     # count when last taken
+        self._context = context
+        self._subs = [None] * n
+        self._count = [0] * n    # messages taken
+        self._last_seq = [None] * n  # publication sequence number of the newest taken
+        self.dropped = 0         # superseded in the middleware before a tick took them
 
-    def callback(self, i):
-        """Return the subscription callback of robot i (stores the message, nothing else)."""
-        msgs, counts, rx_ns, clock = self._msg, self._count, self._rx_ns, self._clock
-
-        def store(msg):
-            msgs[i] = msg
-            counts[i] += 1
-            rx_ns[i] = clock.now().nanoseconds
-        return store
+    def attach(self, i, subscription):
+        """Take robot i's messages from ``subscription`` (an rclpy Subscription)."""
+        self._subs[i] = subscription
 
     def take_new(self):
         """Yield (robot, message, receive time [ns]) for robots with a message since last time."""
-        for i, count in enumerate(self._count):
-            if count != self._used[i]:
-                self._used[i] = count
-                yield i, self._msg[i], self._rx_ns[i]
+        now_ns = self._clock.now().nanoseconds
+        wall_ns = time.time_ns()
+        for i, sub in enumerate(self._subs):
+            if sub is None:
+                continue
+            newest = None
+            with sub.handle:
+                while True:  # keep-last 1 holds one message; more only with a deeper history
+                    taken = sub.handle.take_message(sub.msg_type, sub.raw)
+                    if taken is None:
+                        break
+                    newest = taken
+            if newest is None:
+                continue
+            msg, info = newest
+            self._count[i] += 1
+            self._count_dropped(i, info.get('publication_sequence_number'))
+            received = info.get('received_timestamp') or wall_ns
+            yield i, msg, now_ns - max(0, wall_ns - received)
+
+    def _count_dropped(self, i, seq):
+        """Count the messages of robot i's publisher between the last two taken (when known)."""
+        last, self._last_seq[i] = self._last_seq[i], seq
+        if isinstance(seq, int) and isinstance(last, int) and seq > last + 1:
+            self.dropped += seq - last - 1
 
     def count(self, i):
-        """Messages received from robot i."""
+        """Messages taken of robot i."""
         return self._count[i]
+
+    def waiting(self, i):
+        """Whether a message of robot i waits to be taken (tests wait for delivery with it)."""
+        sub = self._subs[i]
+        wait_set = _rclpy.WaitSet(1, 0, 0, 0, 0, 0, self._context.handle)
+        wait_set.clear_entities()
+        wait_set.add_subscription(sub.handle)
+        wait_set.wait(0)
+        return sub.handle.pointer in wait_set.get_ready_entities('subscription')
 
     @property
     def received(self):
-        """Messages received, all robots."""
+        """Messages taken, all robots."""
         return int(sum(self._count))
 
 
 class OdometryStore(MessageStore):
     """
-    Serialized nav_msgs/Odometry of every robot (raw subscriptions), read at tick time.
+    Serialized nav_msgs/Odometry of every robot (raw subscriptions), taken at tick time.
 
     ``update`` turns the newest message of each robot into ``inputs`` (a FleetInputs); a
     malformed or non-finite message, or one with a zero quaternion, is refused: it leaves the
@@ -61,9 +105,9 @@ class OdometryStore(MessageStore):
     Public counters: ``rejected`` (all robots), ``rejected_by_robot`` (N,).
     """
 
-    def __init__(self, n, clock):
+    def __init__(self, n, clock, context=None):
         """Empty store and empty FleetInputs for N robots."""
-        super().__init__(n, clock)
+        super().__init__(n, clock, context)
         self.inputs = FleetInputs.empty(n)
         self.rejected_by_robot = np.zeros(n, np.int64)
         self.max_delay_ns = 0  # largest receive - stamp since reset_delay()
@@ -106,7 +150,7 @@ class ScanStore(MessageStore):
     """sensor_msgs/LaserScan of the commanded robots; ``take`` gives the new ones as numbers."""
 
     def take(self):
-        """List of ScanInput received since the last call (one per robot at most)."""
+        """List of ScanInput of the scans taken now (the newest of each robot)."""
         return [ScanInput(robot=i, ranges=np.asarray(msg.ranges, dtype=float),
                           angle_min=msg.angle_min, angle_increment=msg.angle_increment,
                           range_min=msg.range_min, range_max=msg.range_max,

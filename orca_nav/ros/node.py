@@ -27,14 +27,13 @@ from orca_nav.ros.outputs import FleetOutputs, LATCHED_QOS, RELIABLE_QOS
 from orca_nav.ros.tick_monitor import TickMonitor
 from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
-from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import LaserScan
 from std_msgs.msg import Float64, String
 
-# Odometry: keep the newest few, best effort so that reliable and best-effort publishers both
-# match; the timer only ever uses the newest message of each robot.
-ODOM_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=5,
-                      reliability=ReliabilityPolicy.BEST_EFFORT)
+# Odometry and scans: the newest message only, best effort so that reliable and best-effort
+# publishers both match. The tick takes it from the middleware (see orca_nav.ros.inputs).
+NEWEST_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
+                        reliability=ReliabilityPolicy.BEST_EFFORT)
 WARN_THROTTLE = 2.0         # [s] between two warnings of one robot about one field
 
 
@@ -55,18 +54,26 @@ class OrcaNavNode(Node):
         p, names, c = self.settings.params, self.settings.names, self.settings.n_controlled
         self.controller = FleetController(self.settings.fleet, self.settings.navigation)
         self.monitor = TickMonitor(1.0 / p.rate)
-        self.odometry = OdometryStore(len(names), self.get_clock())
-        self.scans = ScanStore(c, self.get_clock())
+        self.odometry = OdometryStore(len(names), self.get_clock(), self.context)
+        self.scans = ScanStore(c, self.get_clock(), self.context)
         self.outputs = FleetOutputs(self, self.settings)
         self.goals_received = self.goals_rejected = 0
         self.maps_rejected = self.paths_rejected = 0
         self._warned = {}  # (robot row or None, field) -> (last logged [s, monotonic], held)
         self._result = None
+        self._fresh_min = 1.0  # see tick_stats' recent_fresh_share
+        # The hot path: odometry and scans are taken by the tick from subscriptions of a node
+        # that nothing spins (no callback per message). raw=True: the tick reads the few
+        # numbers it needs from the serialized odometry (messages.odometry_from_cdr).
+        # It keeps the command line's topic remappings; its own name wins over a node name
+        # remapping (launch's name=) that would otherwise give it this node's name.
+        intake = f'{self.get_name()}_intake'
+        self._intake = Node(intake, context=self.context, namespace=self.get_namespace(),
+                            cli_args=['--ros-args', '-r', f'__node:={intake}'],
+                            start_parameter_services=False, enable_rosout=False)
         for i, robot in enumerate(names):
-            # raw=True: the odometry callback stores the serialized message; the tick reads
-            # the few numbers it needs (messages.odometry_from_cdr). This is the hot path.
-            self.create_subscription(Odometry, f'/{robot}/{p.odom_topic}',
-                                     self.odometry.callback(i), ODOM_QOS, raw=True)
+            self.odometry.attach(i, self._intake.create_subscription(
+                Odometry, f'/{robot}/{p.odom_topic}', _never, NEWEST_QOS, raw=True))
             if i >= c:
                 continue
             self.create_subscription(PoseStamped, f'/{robot}/{p.goal_topic}',
@@ -76,8 +83,8 @@ class OrcaNavNode(Node):
             self.create_subscription(Float64, f'/{robot}/{p.priority_topic}',
                                      self._priority_callback(i), RELIABLE_QOS)
             if p.scan_enabled:
-                self.create_subscription(LaserScan, f'/{robot}/{p.scan_topic}',
-                                         self.scans.callback(i), qos_profile_sensor_data)
+                self.scans.attach(i, self._intake.create_subscription(
+                    LaserScan, f'/{robot}/{p.scan_topic}', _never, NEWEST_QOS))
         self.create_subscription(OccupancyGrid, p.map_topic, self._on_map, LATCHED_QOS)
         self._stats_pub = self.create_publisher(String, '~/tick_stats', 10)
         self._timer = self.create_timer(1.0 / p.rate, self._tick)
@@ -185,6 +192,7 @@ class OrcaNavNode(Node):
             inputs = self.odometry.inputs
             inputs.scans = self.scans.take()
             self._result = self.controller.step(inputs, now_ns * 1e-9)
+            self._fresh_min = min(self._fresh_min, self._fresh_share(inputs, now_ns * 1e-9))
             self.outputs.commands(self._result.commands)
             self.outputs.status(self._result, self.controller)
             self.outputs.routes(self.controller.navigator)
@@ -200,17 +208,27 @@ class OrcaNavNode(Node):
             stats = self.tick_stats()
             stats['recent_tick_ms'] = self.monitor.take_recent_ms()
             stats['recent_odom_delay_ms'] = round(self.odometry.reset_delay() * 1e-6, 3)
+            # The smallest share of robots on fresh odometry at a tick since the last stats.
+            stats['recent_fresh_share'] = round(self._fresh_min, 4)
+            self._fresh_min = 1.0
             self._stats_pub.publish(String(data=json.dumps(stats)))
 
     def _publish_markers(self):
         if self.settings.params.publish_markers and self._result is not None:
             self.outputs.markers(self._result, self.controller, self.settings.fleet.radius)
 
+    def _fresh_share(self, inputs, now):
+        """Return the share of robots whose newest odometry is within odom_timeout of now."""
+        age = now - inputs.odom_time
+        fresh = inputs.has_pose & ~inputs.rejected & (age <= self.settings.params.odom_timeout)
+        return float(fresh.mean()) if len(fresh) else 1.0
+
     def tick_stats(self):
         """Tick statistics: counts, missed periods and tick duration percentiles [ms]."""
         stats = self.monitor.stats()
         rejected = self.odometry.rejected_by_robot + self.controller.odom_rejected
         stats.update({'odom_received': self.odometry.received,
+                      'odom_dropped': self.odometry.dropped,
                       'odom_rejected': int(rejected.sum()),
                       # per robot, only robots with refused odometry (keeps the JSON short)
                       'odom_rejected_by_robot': {self.settings.names[i]: int(rejected[i])
@@ -235,6 +253,11 @@ class OrcaNavNode(Node):
         return True
 
     def destroy_node(self):
-        """Stop the planning worker, then destroy the node."""
+        """Stop the planning worker, then destroy the node (and its intake node)."""
         self.controller.navigator.close()
+        self._intake.destroy_node()
         return super().destroy_node()
+
+
+def _never(msg):
+    """Do nothing: the callback of the taken subscriptions (no executor spins their node)."""
