@@ -63,20 +63,22 @@ class OrcaNavNode(Node):
         self._warned = {}  # (robot row or None, field) -> (last logged [s, monotonic], held)
         self._result = None
         for i, robot in enumerate(names):
+            def topic(name, robot=robot):
+                return P.robot_topic(p.robots_namespace, robot, name)
             # raw=True: the odometry callback stores the serialized message; the tick reads
             # the few numbers it needs (messages.odometry_from_cdr). This is the hot path.
-            self.create_subscription(Odometry, f'/{robot}/{p.odom_topic}',
+            self.create_subscription(Odometry, topic(p.odom_topic),
                                      self.odometry.callback(i), ODOM_QOS, raw=True)
             if i >= c:
                 continue
-            self.create_subscription(PoseStamped, f'/{robot}/{p.goal_topic}',
+            self.create_subscription(PoseStamped, topic(p.goal_topic),
                                      self._goal_callback(i), RELIABLE_QOS)
-            self.create_subscription(Path, f'/{robot}/{p.plan_topic}',
+            self.create_subscription(Path, topic(p.plan_topic),
                                      self._path_callback(i), RELIABLE_QOS)
-            self.create_subscription(Float64, f'/{robot}/{p.priority_topic}',
+            self.create_subscription(Float64, topic(p.priority_topic),
                                      self._priority_callback(i), RELIABLE_QOS)
             if p.scan_enabled:
-                self.create_subscription(LaserScan, f'/{robot}/{p.scan_topic}',
+                self.create_subscription(LaserScan, topic(p.scan_topic),
                                          self.scans.callback(i), qos_profile_sensor_data)
         self.create_subscription(OccupancyGrid, p.map_topic, self._on_map, LATCHED_QOS)
         self._stats_pub = self.create_publisher(String, '~/tick_stats', 10)
@@ -84,10 +86,38 @@ class OrcaNavNode(Node):
         self._marker_timer = self.create_timer(1.0 / p.marker_rate, self._publish_markers)
         self.get_logger().info(f'controlling {c} robot(s) {list(names[:c])}, observing '
                                f'{len(names) - c}, at {p.rate} Hz')
+        self._report_parameters()
         unknown = P.unknown_groups(self.settings.values)
         if unknown:
             self.get_logger().warning(f'groups_to_ignore names groups no robot belongs to: '
                                       f'{unknown} (allowed; check the spelling)')
+
+    def _report_parameters(self):
+        """
+        Log the parameter overrides that ROS 2 would ignore silently, and dropped observers.
+
+        ``unused_parameters``: misspelt names (WARNING, with the nearest parameter); overrides
+        of robots this node neither commands nor observes (INFO: a shared params file).
+        """
+        c = self.settings.n_controlled
+        robots = list(self.settings.names)
+        given = self.get_parameter('observed_robots').value or []
+        dropped = [o for o in given if o in robots[:c]]
+        if dropped:
+            self.get_logger().info(f'observed_robots: {dropped} not observed: this node '
+                                   'commands them')
+        # rclpy has no public accessor for the overrides it was given (params files, -p).
+        overrides = list(getattr(self, '_parameter_overrides', {}))
+        declared = list(self.get_parameters_by_prefix(''))
+        misspelt, other = P.unused_overrides(overrides, declared, robots)
+        self.unused_parameters = [name for name, _ in misspelt] + other
+        for name, hint in misspelt:
+            suggestion = f' (did you mean {hint!r}?)' if hint else ''
+            self.get_logger().warning(f'parameter {name!r} is not a parameter of this node'
+                                      f'{suggestion}: ignored')
+        if other:
+            self.get_logger().info(f'parameters of robots this node neither commands nor '
+                                   f'observes, ignored: {other}')
 
     def _on_set_parameters(self, parameters):
         """Validate the whole parameter set with the new values; apply all or nothing."""
