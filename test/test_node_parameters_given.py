@@ -95,7 +95,7 @@ def test_robots_namespace_moves_the_robot_topics(context, tmp_path, namespace, p
     try:
         subscribed = {s.topic_name for s in node.subscriptions}
         published = {p.topic_name for p in node.publishers}
-        assert {f'{prefix}/odom', f'{prefix}/goal_pose',
+        assert {f'{prefix}/odom', f'{prefix}/goal_pose', f'{prefix}/cancel',
                 f'{prefix}/plan', f'{prefix}/orca_priority', '/map'} <= subscribed
         assert {f'{prefix}/cmd_vel', f'{prefix}/orca_status', f'{prefix}/orca_route'} <= published
     finally:

@@ -29,7 +29,7 @@ from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import LaserScan
-from std_msgs.msg import Float64, String
+from std_msgs.msg import Empty, Float64, String
 
 # Odometry: keep the newest few, best effort so that reliable and best-effort publishers both
 # match; the timer only ever uses the newest message of each robot.
@@ -58,7 +58,7 @@ class OrcaNavNode(Node):
         self.odometry = OdometryStore(len(names), self.get_clock())
         self.scans = ScanStore(c, self.get_clock())
         self.outputs = FleetOutputs(self, self.settings)
-        self.goals_received = self.goals_rejected = 0
+        self.goals_received = self.goals_rejected = self.goals_cancelled = 0
         self.maps_rejected = self.paths_rejected = 0
         self._warned = {}  # (robot row or None, field) -> (last logged [s, monotonic], held)
         self._result = None
@@ -73,6 +73,8 @@ class OrcaNavNode(Node):
                 continue
             self.create_subscription(PoseStamped, topic(p.goal_topic),
                                      self._goal_callback(i), RELIABLE_QOS)
+            self.create_subscription(Empty, topic(p.cancel_topic),
+                                     self._cancel_callback(i), RELIABLE_QOS)
             self.create_subscription(Path, topic(p.plan_topic),
                                      self._path_callback(i), RELIABLE_QOS)
             self.create_subscription(Float64, topic(p.priority_topic),
@@ -164,6 +166,9 @@ class OrcaNavNode(Node):
 
         def callback(msg):
             self.goals_received += 1
+            if not msg.header.frame_id:  # an empty frame: cancel (as RViz cannot send it)
+                self._cancel(i)
+                return
             try:
                 x, y, yaw = messages.goal_from_pose(msg, self.settings.params.global_frame)
                 changed = self.controller.set_goal(i, x, y, yaw)  # checks max_coordinate
@@ -174,6 +179,18 @@ class OrcaNavNode(Node):
             if changed:  # DEBUG: a flood of goals must not flood the log
                 self.get_logger().debug(f'{robot}: new goal ({x:.2f}, {y:.2f})')
         return callback
+
+    def _cancel_callback(self, i):
+        """Cancel topic of robot i (std_msgs/Empty): drop the goal, stop, report idle."""
+        def callback(msg):
+            self._cancel(i)
+        return callback
+
+    def _cancel(self, i):
+        """Robot i drops its goal and route: zero commands from the next tick, state idle."""
+        self.controller.cancel_goal(i)
+        self.goals_cancelled += 1
+        self.get_logger().info(f'{self.settings.names[i]}: goal cancelled')
 
     def _path_callback(self, i):
         """External route of robot i (e.g. Nav2's planner): followed to its last pose."""
@@ -248,6 +265,7 @@ class OrcaNavNode(Node):
                       'solver_failures': self.controller.solver_failures,
                       'goals_received': self.goals_received,
                       'goals_rejected': self.goals_rejected,
+                      'goals_cancelled': self.goals_cancelled,
                       'scans_received': self.scans.received,
                       'scans_rejected': self.controller.scan_memory.rejected,
                       'maps_received': self.controller.navigator.maps_received,

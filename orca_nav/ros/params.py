@@ -88,6 +88,10 @@ FLEET_PARAMS = (
     _p('goal_topic', 'goal_pose', 'string',
        'Goal topic (geometry_msgs/PoseStamped) relative to each robot namespace',
        read_only=True),
+    _p('cancel_topic', 'cancel', 'string',
+       'Goal cancel topic (std_msgs/Empty) relative to each robot namespace: the robot drops '
+       'its goal or route, stops and reports idle (so does a goal with an empty frame_id)',
+       read_only=True),
     _p('cmd_vel_topic', 'cmd_vel', 'string',
        'Velocity command topic relative to each robot namespace', read_only=True),
     _p('status_topic', 'orca_status', 'string',
@@ -419,8 +423,8 @@ def validate(values):
                 error = check_value(name, spec, values[name])
                 if error:
                     return error
-    for name in ('odom_topic', 'goal_topic', 'cmd_vel_topic', 'status_topic', 'scan_topic',
-                 'plan_topic', 'route_topic', 'priority_topic'):
+    for name in ('odom_topic', 'goal_topic', 'cancel_topic', 'cmd_vel_topic', 'status_topic',
+                 'scan_topic', 'plan_topic', 'route_topic', 'priority_topic'):
         if not RELATIVE_TOPIC.match(values[name]):
             return (f'{name} must be a topic name relative to the robot namespace '
                     f'(e.g. "odom", no leading /), got {values[name]!r}')
