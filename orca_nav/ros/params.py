@@ -413,7 +413,8 @@ def validate(values):
     seen = set()
     for robot in names:
         if robot in seen:
-            where = 'both robots and observed_robots' if robot in observed else 'robots twice'
+            where = ('both robots and observed_robots' if robot in robots and robot in observed
+                     else 'robots twice' if robot in robots else 'observed_robots twice')
             return f'robot {robot!r} is listed in {where}'
         seen.add(robot)
     for robot in names:
