@@ -20,11 +20,19 @@ from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, GroupAction, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
-from orca_nav.ros.fleet import LAUNCH_ARGUMENTS, LAYOUTS, plan_launch
+from orca_nav.ros.fleet import LAUNCH_ARGUMENTS, LAYOUTS, node_failure, plan_launch
 try:
     from launch_ros.actions import PushROSNamespace
 except ImportError:  # Humble and Iron spell it PushRosNamespace
     from launch_ros.actions import PushRosNamespace as PushROSNamespace
+
+
+def _on_node_exit(event, context):
+    """Fail the launch (exit code 1) when a node exits with an error by itself."""
+    failure = node_failure(event.process_name, event.returncode,
+                           getattr(context, 'is_shutdown', False))
+    if failure:
+        raise RuntimeError(failure)  # launch shuts everything down and exits with 1
 
 
 def _nodes(context):
@@ -33,11 +41,11 @@ def _nodes(context):
     if args['layout'] == 'central':
         return [Node(package='orca_nav', executable='orca_nav_node', name=p.name,
                      namespace=p.namespace or None, output='screen', parameters=p.parameters,
-                     arguments=p.arguments) for p in plans]
+                     arguments=p.arguments, on_exit=_on_node_exit) for p in plans]
     return [GroupAction([
         PushROSNamespace(p.namespace),
         Node(package='orca_nav', executable='orca_nav_node', name=p.name, output='screen',
-             parameters=p.parameters, arguments=p.arguments),
+             parameters=p.parameters, arguments=p.arguments, on_exit=_on_node_exit),
     ]) for p in plans]
 
 

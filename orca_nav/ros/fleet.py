@@ -395,6 +395,23 @@ def _plan_node(params_file, node_name, node_ns, own, fleet_others, ns, overrides
                         parameters=([params_file] if params_file else []) + [launch_params])
 
 
+def node_failure(name, returncode, shutting_down=False):
+    """
+    Return why the launch must fail when a node exited by itself with an error, else None.
+
+    A node that refuses its parameters exits with 1; ``ros2 launch`` would still exit 0. An
+    exit while the launch shuts the nodes down is no failure.
+
+    >>> node_failure('orca_nav_node-1', 1)
+    'orca_nav_node-1 exited with code 1 (its log above says why)'
+    >>> node_failure('orca_nav_node-1', 0), node_failure('orca_nav_node-1', -9, True)
+    (None, None)
+    """
+    if returncode == 0 or shutting_down:
+        return None
+    return f'{name} exited with code {returncode} (its log above says why)'
+
+
 def plan_launch(args, node_name=NODE_NAME):
     """
     Plan the nodes orca_nav.launch.py starts, from its arguments as strings (see LAUNCH_ARGUMENTS).
