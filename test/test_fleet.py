@@ -340,4 +340,4 @@ def test_sim_demo_plan_is_checked():
 def test_pytest_disables_the_launch_testing_plugin():
     """launch_testing's pytest plugin (loaded where ROS is installed) breaks pytest 9."""
     ini = (Path(__file__).resolve().parents[1] / 'pytest.ini').read_text()
-    assert '-p no:launch_testing' in ini
+    assert '-p no:launch_testing -p no:launch_ros' in ini
