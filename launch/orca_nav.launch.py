@@ -35,9 +35,14 @@ def _on_node_exit(event, context):
         raise RuntimeError(failure)  # launch shuts everything down and exits with 1
 
 
+def _default_params_file():
+    return os.path.join(get_package_share_directory('orca_nav'), 'config', 'orca_nav.yaml')
+
+
 def _nodes(context):
     args = {name: LaunchConfiguration(name).perform(context) for name, _, _ in LAUNCH_ARGUMENTS}
-    plans = plan_launch(args)  # FleetError: the launch fails with the reason
+    # FleetError: the launch fails with the reason, before anything starts.
+    plans = plan_launch(args, default_params_file=_default_params_file())
     if args['layout'] == 'central':
         return [Node(package='orca_nav', executable='orca_nav_node', name=p.name,
                      namespace=p.namespace or None, output='screen', parameters=p.parameters,
@@ -51,8 +56,7 @@ def _nodes(context):
 
 def generate_launch_description():
     """Declare the arguments; the nodes are built once their values are known."""
-    default_params = os.path.join(get_package_share_directory('orca_nav'), 'config',
-                                  'orca_nav.yaml')
+    default_params = _default_params_file()
     declared = []
     for name, default, description in LAUNCH_ARGUMENTS:
         extra = {'choices': list(LAYOUTS)} if name == 'layout' else {}

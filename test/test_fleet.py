@@ -266,8 +266,11 @@ def test_launch_arguments_are_parsed_strictly():
                                'layout': 'decentralised'})
     assert [(q.namespace, q.parameters[-1]['robots_namespace']) for q in plans] == [
         ('fleet_a/r1', 'fleet_a'), ('fleet_a/r2', 'fleet_a')]
-    assert fleet.plan_launch({'robots': 'r1', 'params_file': 'none'})[0].parameters == [
+    assert fleet.plan_launch({'robots': 'r1', 'params_file': 'none'},
+                             default_params_file=str(CONFIG))[0].parameters == [
         {'use_sim_time': False, 'robots': ['r1']}]
+    assert fleet.plan_launch({'robots': 'r1', 'params_file': 'default'},
+                             default_params_file=str(CONFIG))[0].parameters[0] == str(CONFIG)
     for args, message in (({'robots': 'r1', 'log_level': 'loud'}, 'log_level must be'),
                           ({'robots': 'r1', 'cmd_vel_stamped': '2'}, 'cmd_vel_stamped must'),
                           ({'robots': 'r1', 'namespace': '/9x'}, 'namespace must be'),

@@ -412,19 +412,21 @@ def node_failure(name, returncode, shutting_down=False):
     return f'{name} exited with code {returncode} (its log above says why)'
 
 
-def plan_launch(args, node_name=NODE_NAME):
+def plan_launch(args, node_name=NODE_NAME, default_params_file=None):
     """
     Plan the nodes orca_nav.launch.py starts, from its arguments as strings (see LAUNCH_ARGUMENTS).
 
-    Missing arguments take their defaults; params_file has none here (None = no file).
-    Raises FleetError with the reason for anything the nodes would refuse.
+    Missing arguments take their defaults; params_file 'default' (or missing) is
+    ``default_params_file`` (the launch file's: the installed config/orca_nav.yaml; None = no
+    file), 'none' is no file. Raises FleetError with the reason for anything the nodes would
+    refuse.
     """
     values = {name: default for name, default, _ in LAUNCH_ARGUMENTS}
     values.update(args)
     unknown = sorted(set(values) - {name for name, _, _ in LAUNCH_ARGUMENTS})
     if unknown:
         raise FleetError(f'unknown launch arguments {unknown}')
-    params_file = optional(values['params_file'])
+    params_file = optional(values['params_file']) or default_params_file
     if params_file == NONE:
         params_file = None
     if params_file is not None and not Path(params_file).is_file():
