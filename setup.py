@@ -16,6 +16,8 @@ setup(
         ('share/' + package_name, ['package.xml']),
         (os.path.join('share', package_name, 'launch'), glob('launch/*.launch.py')),
         (os.path.join('share', package_name, 'config'), glob('config/*.yaml')),
+        (os.path.join('share', package_name, 'config', 'examples'),
+         glob('config/examples/*.yaml')),
         (os.path.join('share', package_name, 'config', 'scenarios'),
          glob('config/scenarios/*.yaml')),
         (os.path.join('share', package_name, 'config', 'maps'),

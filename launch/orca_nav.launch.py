@@ -3,9 +3,13 @@ orca_nav for a fleet: one node for every robot (central) or one node per robot (
 
     ros2 launch orca_nav orca_nav.launch.py robots:=robot1..robot8 use_sim_time:=true
     ros2 launch orca_nav orca_nav.launch.py robots:=robot1..robot4 layout:=decentralised
+    # one computer per robot, one params file listing the fleet (robots: [robot1, ...]):
+    ros2 launch orca_nav orca_nav.launch.py layout:=decentralised local_robots:=robot3 \
+        params_file:=fleet.yaml
 
-The robots list and params file are turned into node settings by orca_nav.ros.fleet.plan_nodes
-(plain, tested Python); this file only declares the arguments and wires the answer into
+The arguments (orca_nav.ros.fleet.LAUNCH_ARGUMENTS) are turned into node settings by
+orca_nav.ros.fleet.plan_launch (plain, tested Python), which refuses with the reason whatever
+the nodes would refuse; this file only declares the arguments and wires the answer into
 launch_ros actions. orca_nav_decentralised.launch.py includes it with layout:=decentralised.
 """
 
@@ -16,60 +20,47 @@ from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, GroupAction, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
-from orca_nav.ros.fleet import LAYOUTS, plan_nodes
+from orca_nav.ros.fleet import LAUNCH_ARGUMENTS, LAYOUTS, node_failure, plan_launch
 try:
     from launch_ros.actions import PushROSNamespace
 except ImportError:  # Humble and Iron spell it PushRosNamespace
     from launch_ros.actions import PushRosNamespace as PushROSNamespace
 
 
-def _nodes(context):
-    def arg(name):
-        return LaunchConfiguration(name).perform(context)
+def _on_node_exit(event, context):
+    """Fail the launch (exit code 1) when a node exits with an error by itself."""
+    failure = node_failure(event.process_name, event.returncode,
+                           getattr(context, 'is_shutdown', False))
+    if failure:
+        raise RuntimeError(failure)  # launch shuts everything down and exits with 1
 
-    overrides = {'use_sim_time': arg('use_sim_time').lower() == 'true'}
-    if arg('drive'):
-        overrides['drive'] = arg('drive')
-    layout = arg('layout')
-    plans = plan_nodes(layout, arg('robots'), params_file=arg('params_file') or None,
-                       namespace=arg('namespace') if layout == 'central' else '',
-                       overrides=overrides)
-    log = ['--ros-args', '--log-level', arg('log_level')]
-    if layout == 'central':
+
+def _default_params_file():
+    return os.path.join(get_package_share_directory('orca_nav'), 'config', 'orca_nav.yaml')
+
+
+def _nodes(context):
+    args = {name: LaunchConfiguration(name).perform(context) for name, _, _ in LAUNCH_ARGUMENTS}
+    # FleetError: the launch fails with the reason, before anything starts.
+    plans = plan_launch(args, default_params_file=_default_params_file())
+    if args['layout'] == 'central':
         return [Node(package='orca_nav', executable='orca_nav_node', name=p.name,
-                     namespace=p.namespace, output='screen', parameters=p.parameters,
-                     arguments=log) for p in plans]
+                     namespace=p.namespace or None, output='screen', parameters=p.parameters,
+                     arguments=p.arguments, on_exit=_on_node_exit) for p in plans]
     return [GroupAction([
         PushROSNamespace(p.namespace),
         Node(package='orca_nav', executable='orca_nav_node', name=p.name, output='screen',
-             parameters=p.parameters, arguments=log),
+             parameters=p.parameters, arguments=p.arguments, on_exit=_on_node_exit),
     ]) for p in plans]
 
 
 def generate_launch_description():
     """Declare the arguments; the nodes are built once their values are known."""
-    default_params = os.path.join(get_package_share_directory('orca_nav'), 'config',
-                                  'orca_nav.yaml')
-    return LaunchDescription([
-        DeclareLaunchArgument('robots', default_value='',
-                              description='Robots to command: robot1,robot2 or robot1..robot8; '
-                                          'empty = the robots list of the params file'),
-        DeclareLaunchArgument('layout', default_value='central', choices=list(LAYOUTS),
-                              description='central: one node commands every robot; '
-                                          'decentralised: one node per robot in its namespace '
-                                          '(/<robot>/orca_nav), watching the others'),
-        DeclareLaunchArgument('params_file', default_value=default_params,
-                              description='orca_nav parameters (YAML under /**: '
-                                          'ros__parameters, so that they reach every node)'),
-        DeclareLaunchArgument('namespace', default_value='',
-                              description='Central layout: namespace of the node (robot topics '
-                                          'stay /<robot>/...)'),
-        DeclareLaunchArgument('use_sim_time', default_value='false',
-                              description='Use the /clock topic (Gazebo) instead of wall time'),
-        DeclareLaunchArgument('drive', default_value='',
-                              description='holonomic or differential for every robot; '
-                                          'empty = as in the params file'),
-        DeclareLaunchArgument('log_level', default_value='info',
-                              description='Log level of the node(s) (debug, info, warn, error)'),
-        OpaqueFunction(function=_nodes),
-    ])
+    default_params = _default_params_file()
+    declared = []
+    for name, default, description in LAUNCH_ARGUMENTS:
+        extra = {'choices': list(LAYOUTS)} if name == 'layout' else {}
+        declared.append(DeclareLaunchArgument(
+            name, default_value=default_params if default is None else default,
+            description=description, **extra))
+    return LaunchDescription(declared + [OpaqueFunction(function=_nodes)])

@@ -2,6 +2,9 @@
 orca_nav, decentralised layout: one node per robot, in the robot's namespace.
 
     ros2 launch orca_nav orca_nav_decentralised.launch.py robots:=robot1..robot4
+    # on robot 3's own computer, with a params file whose robots list the whole fleet:
+    ros2 launch orca_nav orca_nav_decentralised.launch.py local_robots:=robot3 \
+        params_file:=fleet.yaml
 
 Node /<r>/orca_nav commands robot r and watches the other robots' odometry (observed_robots),
 as when every robot runs its own node on its own computer and shares odometry over DDS. This is

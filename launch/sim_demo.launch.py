@@ -5,34 +5,43 @@ Simulator + orca_nav node + goals, for users with a ROS 2 installation.
 
 Starts the fleet simulator (orca_nav_sim), the orca_nav node, and ``orca_nav_demo --attach``,
 which sends every robot its goal, prints progress and the metrics table and writes the PNG;
-the launch ends when the demo has reported.
-The per-node settings come from orca_nav.sim.processes.launch_plan (plain, tested Python); this
-file only wires them into launch actions. Without ROS installed, ``python -m orca_nav.demo`` does
-the same.
+the launch ends when the demo has reported, and fails (exit code 1) when the demo failed
+(a collision, a robot that did not arrive, an error).
+The per-node settings come from orca_nav.sim.processes.launch_plan and the checks from
+orca_nav.ros.fleet (plain, tested Python); this file only wires them into launch actions.
+Without ROS installed, ``python -m orca_nav.demo`` does the same.
 """
-
-import os
-import tempfile
 
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction, Shutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
+from orca_nav.ros import fleet
 from orca_nav.sim.processes import GOAL_TOLERANCE, launch_plan, SAFETY_MARGIN
+
+
+def _on_demo_exit(event, context):
+    """Stop everything once the demo has reported; fail the launch if the demo failed."""
+    failure = fleet.demo_failure(event.returncode)
+    if failure:
+        raise RuntimeError(failure)  # launch shuts everything down and exits with 1
+    return Shutdown(reason='orca_nav_demo has reported')
 
 
 def _nodes(context):
     def arg(name):
         return LaunchConfiguration(name).perform(context)
 
-    robots = int(arg('robots')) if arg('robots') else None
-    ground_truth = os.path.join(tempfile.gettempdir(), 'orca_nav_sim_ground_truth.npz')
-    plan = launch_plan(arg('scenario'), robots=robots, drive=arg('drive') or None,
-                       goal_tolerance=float(arg('goal_tolerance')),
-                       safety_margin=float(arg('safety_margin')), ground_truth=ground_truth)
-    node_parameters = [plan['node']]
-    if arg('params_file'):
-        node_parameters.insert(0, arg('params_file'))
+    count, names = fleet.parse_robot_count(arg('robots'))
+    drive = fleet.optional(arg('drive'))
+    params_file = fleet.optional(arg('params_file'))
+    plan = launch_plan(arg('scenario'), robots=count, drive=drive,
+                       goal_tolerance=fleet.parse_number('goal_tolerance', arg('goal_tolerance')),
+                       safety_margin=fleet.parse_number('safety_margin', arg('safety_margin')),
+                       ground_truth=fleet.private_path('ground_truth.npz'))
+    fleet.check_scenario_robots(names, plan['node']['robots'])
+    node_parameters = fleet.plan_sim_node(None if params_file == fleet.NONE else params_file,
+                                          plan['node'])
     demo_args = plan['demo_args'] + ['--out', arg('out')]
     return [
         Node(package='orca_nav', executable='orca_nav_sim', name='orca_nav_sim',
@@ -41,7 +50,7 @@ def _nodes(context):
              parameters=node_parameters),
         # The run is over when the demo has reported: then stop everything.
         Node(package='orca_nav', executable='orca_nav_demo', name='orca_nav_demo',
-             output='screen', arguments=demo_args, on_exit=Shutdown()),
+             output='screen', arguments=demo_args, on_exit=_on_demo_exit),
     ]
 
 
@@ -52,20 +61,24 @@ def generate_launch_description():
                               description='Scenario name (a file of config/scenarios: circle, '
                                           'blocks, warehouse, office, ...) or path to a '
                                           'scenario YAML file'),
-        DeclareLaunchArgument('robots', default_value='',
-                              description='Robot count; empty = as in the scenario file'),
-        DeclareLaunchArgument('drive', default_value='',
+        DeclareLaunchArgument('robots', default_value=fleet.DEFAULT,
+                              description="Robots to run: a count (8: the scenario's first 8) "
+                                          'or their names as in orca_nav.launch.py (the '
+                                          "scenario's first ones, e.g. robot0..robot3); "
+                                          'default = as in the scenario'),
+        DeclareLaunchArgument('drive', default_value=fleet.DEFAULT,
                               description='holonomic or differential for every robot; '
-                                          'empty = as in the scenario file'),
+                                          'default = as in the scenario file'),
         DeclareLaunchArgument('goal_tolerance', default_value=str(GOAL_TOLERANCE),
                               description='A robot this close to its goal has arrived [m]'),
         DeclareLaunchArgument('safety_margin', default_value=str(SAFETY_MARGIN),
                               description='The node plans with every robot radius grown by '
                                           'this much [m] (latency, odometry lag)'),
-        DeclareLaunchArgument('params_file', default_value='',
+        DeclareLaunchArgument('params_file', default_value=fleet.NONE,
                               description='Extra parameter file for the orca_nav node '
-                                          '(e.g. config/orca_nav.yaml); the robots come from '
-                                          'the scenario'),
+                                          '(e.g. config/orca_nav.yaml); the scenario sets the '
+                                          'robots, their models and zero odom_offsets; '
+                                          'none = no file'),
         DeclareLaunchArgument('out', default_value='out/sim_demo.png',
                               description='Where orca_nav_demo writes the trajectory PNG'),
         OpaqueFunction(function=_nodes),

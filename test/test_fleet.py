@@ -11,6 +11,7 @@ import rclpy
 from rclpy.context import Context
 
 CONFIG = Path(__file__).resolve().parents[1] / 'config' / 'orca_nav.yaml'
+EXAMPLE = Path(__file__).resolve().parents[1] / 'config' / 'examples' / 'mixed_fleet.yaml'
 DOMAIN_ID = 25
 
 
@@ -42,7 +43,9 @@ def test_central_layout_is_one_node_for_all():
     assert (p.name, p.namespace, p.robots, p.observed_robots) == (
         'orca_nav', '', ['robot1', 'robot2', 'robot3', 'robot4'], [])
     assert p.parameters == [{'drive': 'differential',
-                             'robots': ['robot1', 'robot2', 'robot3', 'robot4']}]
+                             'robots': ['robot1', 'robot2', 'robot3', 'robot4'],
+                             'robot1.drive': '', 'robot2.drive': '', 'robot3.drive': '',
+                             'robot4.drive': ''}]
 
 
 def test_decentralised_layout_is_one_node_per_robot_observing_the_others():
@@ -140,3 +143,204 @@ def test_config_file_lists_every_parameter_with_a_comment():
         assert found, f'{spec.name} missing from {CONFIG.name}'
         assert '#' in found[0], f'{spec.name} has no comment'
     assert lines[3].strip() == '/**:'
+
+
+def _effective(plan):
+    """Return the values a node of this plan ends up with: files, then the launch's dict."""
+    values = {}
+    for item in plan.parameters:
+        values.update(fleet.read_params_file(item, namespace=plan.namespace)
+                      if isinstance(item, str) else item)
+    return fleet.check_node_parameters(values)
+
+
+def test_default_config_changes_no_robot_and_the_drive_argument_reaches_every_robot():
+    """
+    config/orca_nav.yaml sets fleet values only; drive:=... beats a file's per-robot drive.
+
+    The example file (config/examples/mixed_fleet.yaml) makes robot2 differential; with the
+    drive argument every robot gets that drive, observed robots too.
+    """
+    given = fleet.read_params_file(CONFIG)
+    assert set(given) <= set(P.FLEET_BY_NAME), set(given) - set(P.FLEET_BY_NAME)
+    (plan,) = fleet.plan_nodes('central', 'robot1..robot8', params_file=str(CONFIG))
+    settings = P.resolve(_effective(plan))
+    assert settings.fleet.radius.tolist() == [0.2] * 8 and not settings.fleet.differential.any()
+    assert not settings.fleet.odom_offset.any()
+    (plan,) = fleet.plan_nodes('central', '', params_file=str(EXAMPLE))
+    assert P.resolve(_effective(plan)).fleet.differential.tolist() == [False, True, False, False]
+    (plan,) = fleet.plan_nodes('central', '', params_file=str(EXAMPLE),
+                               overrides={'drive': 'holonomic'})
+    assert not P.resolve(_effective(plan)).fleet.differential.any()
+    plans = fleet.plan_nodes('decentralised', '', params_file=str(EXAMPLE),
+                             overrides={'drive': 'differential'})
+    assert all(P.resolve(_effective(p)).fleet.differential.all() for p in plans)
+
+
+def test_robot_ranges_keep_zero_padding():
+    """robot01..robot03 names robot01, robot02, robot03 (not robot1..robot3)."""
+    assert fleet.parse_robots('robot01..robot03') == ['robot01', 'robot02', 'robot03']
+    assert fleet.parse_robots('tb3_08..tb3_11') == ['tb3_08', 'tb3_09', 'tb3_10', 'tb3_11']
+    assert fleet.parse_robots('robot9..robot11') == ['robot9', 'robot10', 'robot11']
+    with pytest.raises(fleet.FleetError, match='one width'):
+        fleet.parse_robots('robot01..robot100')
+
+
+def test_params_file_types_and_observed_robots_are_checked_at_launch(tmp_path):
+    """
+    What would kill the node at start-up is refused at launch, with the fix.
+
+    An integer for a double (ROS 2 refuses it), integers in a list of doubles, and a file's
+    observed_robots: kept when they are other robots, never the node's own.
+    """
+    def plan(text, robots='robot1,robot2', layout='central'):
+        f = tmp_path / 'p.yaml'
+        f.write_text('/**:\n  ros__parameters:\n' + text)
+        return fleet.plan_nodes(layout, robots, params_file=str(f))
+
+    with pytest.raises(fleet.FleetError, match=r'radius: 1 is an integer .* write 1\.0'):
+        plan('    radius: 1\n')
+    with pytest.raises(fleet.FleetError, match=r'robot2\.radius: 1 is an integer'):
+        plan('    robot2:\n      radius: 1\n')
+    with pytest.raises(fleet.FleetError, match=r'write \[4\.0, 0\.0, 3\.14\]'):
+        plan('    robot2:\n      odom_offset: [4, 0, 3.14]\n')
+    with pytest.raises(fleet.FleetError, match='max_neighbors must be an integer'):
+        plan('    max_neighbors: 10.0\n')
+    with pytest.raises(fleet.FleetError, match='observed_robots must be a list'):
+        plan('    observed_robots: robot3\n')
+    (p,) = plan('    observed_robots: [robot2, robot3]\n')
+    assert p.observed_robots == ['robot3'] and p.parameters[-1]['observed_robots'] == ['robot3']
+    (p,) = plan('    observed_robots: [robot1]\n', robots='robot1')
+    assert p.observed_robots == [] and 'observed_robots' not in p.parameters[-1]
+
+
+def test_one_node_per_computer_with_one_params_file(tmp_path):
+    """
+    Decentralised on real robots: every computer starts its own robot's node from one file.
+
+    The file lists the fleet (robots, or observed_robots with every robot): each node
+    commands its robot and observes all the others.
+    """
+    f = tmp_path / 'fleet.yaml'
+    f.write_text('/**:\n  ros__parameters:\n    robots: [robot1, robot2, robot3]\n')
+    (p,) = fleet.plan_nodes('decentralised', '', params_file=str(f), local_robots='robot3')
+    assert (p.namespace, p.robots, p.observed_robots) == ('robot3', ['robot3'],
+                                                          ['robot1', 'robot2'])
+    f.write_text('/**:\n  ros__parameters:\n    robots: [robot1]\n'
+                 '    observed_robots: [robot1, robot2, robot3]\n')
+    (p,) = fleet.plan_nodes('decentralised', 'robot2', params_file=str(f))
+    assert (p.robots, p.observed_robots) == (['robot2'], ['robot1', 'robot3'])
+    with pytest.raises(fleet.FleetError, match='not in the fleet'):
+        fleet.plan_nodes('decentralised', 'robot1,robot2', local_robots='robot3')
+    with pytest.raises(fleet.FleetError, match='decentralised layout'):
+        fleet.plan_nodes('central', 'robot1,robot2', local_robots='robot1')
+
+
+def test_launch_arguments_are_parsed_strictly():
+    """
+    orca_nav.launch.py's arguments as ros2 launch gives them (strings), via plan_launch.
+
+    'default' stands for "as in the params file" (ros2 launch refuses empty values); a
+    boolean is true/false (or 1/0, yes/no), anything else is refused; the namespace moves
+    the node and the robot topics; the command topic and stamping are arguments.
+    """
+    names = [name for name, _, description in fleet.LAUNCH_ARGUMENTS if description]
+    assert len(names) == len(fleet.LAUNCH_ARGUMENTS) and 'local_robots' in names
+    assert all(d != '' for _, d, _ in fleet.LAUNCH_ARGUMENTS), 'ros2 launch cannot type ""'
+    (p,) = fleet.plan_launch({'robots': 'robot1..robot2', 'params_file': str(CONFIG),
+                              'use_sim_time': '1'})
+    assert p.parameters == [str(CONFIG), {'use_sim_time': True,
+                                          'robots': ['robot1', 'robot2']}]
+    assert p.arguments == ['--ros-args', '--log-level', 'info'] and p.namespace == ''
+    for bad in ('maybe', 'tru', ''):
+        with pytest.raises(fleet.FleetError, match='use_sim_time must be true or false'):
+            fleet.plan_launch({'robots': 'r1', 'use_sim_time': bad})
+    (p,) = fleet.plan_launch({'robots': 'r1', 'namespace': '/fleet_a', 'use_sim_time': 'False',
+                              'cmd_vel_topic': 'cmd_vel_nav', 'cmd_vel_stamped': 'true',
+                              'log_level': 'DEBUG'})
+    assert p.namespace == 'fleet_a' and p.parameters == [{
+        'use_sim_time': False, 'cmd_vel_topic': 'cmd_vel_nav', 'cmd_vel_stamped': True,
+        'robots': ['r1'], 'robots_namespace': 'fleet_a'}]
+    assert p.arguments[-1] == 'debug'
+    plans = fleet.plan_launch({'robots': 'r1,r2', 'namespace': 'fleet_a',
+                               'layout': 'decentralised'})
+    assert [(q.namespace, q.parameters[-1]['robots_namespace']) for q in plans] == [
+        ('fleet_a/r1', 'fleet_a'), ('fleet_a/r2', 'fleet_a')]
+    assert fleet.plan_launch({'robots': 'r1', 'params_file': 'none'},
+                             default_params_file=str(CONFIG))[0].parameters == [
+        {'use_sim_time': False, 'robots': ['r1']}]
+    assert fleet.plan_launch({'robots': 'r1', 'params_file': 'default'},
+                             default_params_file=str(CONFIG))[0].parameters[0] == str(CONFIG)
+    for args, message in (({'robots': 'r1', 'log_level': 'loud'}, 'log_level must be'),
+                          ({'robots': 'r1', 'cmd_vel_stamped': '2'}, 'cmd_vel_stamped must'),
+                          ({'robots': 'r1', 'namespace': '/9x'}, 'namespace must be'),
+                          ({'robots': 'r1', 'params_file': '/no/such.yaml'}, 'is not a file'),
+                          ({'robots': 'r1', 'cmd_vel_topic': '/abs'}, 'cmd_vel_topic must'),
+                          ({'robots': 'r1', 'drive': 'tank'}, 'drive must be one of'),
+                          ({'robotz': 'r1'}, 'unknown launch arguments')):
+        with pytest.raises(fleet.FleetError, match=message):
+            fleet.plan_launch(args)
+
+
+def test_misspelt_overrides_are_named(tmp_path):
+    """A misspelt fleet or per-robot name is refused at launch with the nearest name."""
+    f = tmp_path / 'p.yaml'
+    f.write_text('/**:\n  ros__parameters:\n    robot2:\n      avoidance_weigth: 1.0\n')
+    with pytest.raises(fleet.FleetError, match="'robot2.avoidance_weigth' .*"
+                                               "'robot2.avoidance_weight'"):
+        fleet.plan_nodes('central', 'robot1,robot2', params_file=str(f))
+    # A robot outside this node's fleet: a shared file, not an error.
+    f.write_text('/**:\n  ros__parameters:\n    robot7:\n      radius: 0.3\n')
+    assert fleet.plan_nodes('central', 'robot1', params_file=str(f))
+    misspelt, other = P.unused_overrides(
+        ['avoidance_weigth', 'robot2.avoidance_weigth', 'robot7.radius', 'radius'],
+        list(P.defaults(['robot2'])), ['robot2'])
+    assert misspelt == [('avoidance_weigth', 'avoidance_weight'),
+                        ('robot2.avoidance_weigth', 'robot2.avoidance_weight')]
+    assert other == ['robot7.radius']
+
+
+def test_sim_demo_plan_is_checked():
+    """
+    sim_demo.launch.py's logic: the user's params file cannot move the simulated robots.
+
+    Every robot's odom_offset is pinned to zero (the simulator's odometry is in map), bad
+    numbers and robot lists are refused with the reason, the ground truth file is private to
+    the run and a failed demo fails the launch.
+    """
+    from orca_nav.sim.processes import launch_plan
+    plan = launch_plan('circle', robots=4)
+    params = fleet.plan_sim_node(str(EXAMPLE), plan['node'])
+    assert params[0] == str(EXAMPLE)
+    values = fleet.read_params_file(EXAMPLE)
+    values.update(params[1])
+    settings = P.resolve(fleet.check_node_parameters(values))
+    assert not settings.fleet.odom_offset.any()
+    assert settings.names == tuple(plan['node']['robots'])
+    for key, value, message in (('goal_tolerance', -0.1, 'goal_tolerance must be between'),
+                                ('safety_margin', 9.0, 'safety_margin must be between')):
+        with pytest.raises(fleet.FleetError, match=message):
+            fleet.plan_sim_node(None, dict(plan['node'], **{key: value}))
+    with pytest.raises(fleet.FleetError, match='goal_tolerance must be a number'):
+        fleet.parse_number('goal_tolerance', 'abc')
+    assert fleet.parse_robot_count('default') == (None, None)
+    assert fleet.parse_robot_count('8') == (8, None)
+    assert fleet.parse_robot_count('robot1..robot4') == (4, ['robot1', 'robot2', 'robot3',
+                                                             'robot4'])
+    with pytest.raises(fleet.FleetError, match='at least 1'):
+        fleet.parse_robot_count('0')
+    count, names = fleet.parse_robot_count('abc')
+    with pytest.raises(fleet.FleetError, match="robots \\['abc'\\] are not the scenario's"):
+        fleet.check_scenario_robots(names, launch_plan('circle', robots=count)['node']['robots'])
+    fleet.check_scenario_robots(None, ['robot1'])
+    first, second = fleet.private_path('ground_truth.npz'), fleet.private_path('ground_truth.npz')
+    assert first != second and Path(first).parent.is_dir()
+    for path in (first, second):
+        Path(path).parent.rmdir()
+    assert fleet.demo_failure(0) is None and '2' in fleet.demo_failure(2)
+
+
+def test_pytest_disables_the_launch_testing_plugin():
+    """launch_testing's pytest plugin (loaded where ROS is installed) breaks pytest 9."""
+    ini = (Path(__file__).resolve().parents[1] / 'pytest.ini').read_text()
+    assert '-p no:launch_testing -p no:launch_ros' in ini

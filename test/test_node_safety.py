@@ -253,7 +253,8 @@ def test_commands_are_within_limits(rig_factory):
 @pytest.mark.parametrize('overrides, message', [
     ({}, 'robots is empty'),
     ({'robots': ['r1', 'r1']}, 'listed in robots twice'),
-    ({'robots': ['r1'], 'observed_robots': ['r1']}, 'both robots and observed_robots'),
+    # A commanded robot in observed_robots is dropped, not refused (test_node_parameters_given).
+    ({'robots': ['r1'], 'observed_robots': ['r2', 'r2']}, 'observed_robots twice'),
     ({'robots': ['1st']}, 'not a valid ROS name'),
     ({'robots': ['r1'], 'drive': 'tank'}, 'drive must be one of'),
     ({'robots': ['r1'], 'r1.drive': 'tank'}, 'r1.drive must be one of'),

@@ -63,9 +63,15 @@ def test_invalid_values_are_refused_with_a_reason(change, message):
 
 
 def test_robot_both_commanded_and_observed_is_refused():
-    """A robot cannot be commanded and observed at once."""
+    """
+    A robot cannot be commanded and observed at once, nor listed twice.
+
+    (The node and the launch files drop commanded robots from observed_robots before this
+    check: P.without_commanded.)
+    """
     values = base(('r1',), ('r1',))
     assert 'both robots and observed_robots' in P.validate(values)
+    assert 'observed_robots twice' in P.validate(base(('r1',), ('r2', 'r2')))
 
 
 def test_resolve_applies_per_robot_overrides_and_fleet_fallbacks():

@@ -1,16 +1,18 @@
 """
-Robots list + params file -> the orca_nav nodes to start. Pure Python, no launch imports.
+Launch arguments + robots list + params file -> the orca_nav nodes to start. No launch imports.
 
-The launch files (launch/orca_nav.launch.py, launch/orca_nav_decentralised.launch.py) only turn
-launch arguments into calls of ``plan_nodes`` and the answer into ``launch_ros`` actions, so all
-the logic is here and tested without a ROS install.
+The launch files (launch/orca_nav.launch.py, launch/orca_nav_decentralised.launch.py,
+launch/sim_demo.launch.py) only hand their arguments, as the strings ``ros2 launch`` gives, to
+``plan_launch`` (or the sim demo's helpers here) and turn the answer into ``launch_ros``
+actions, so all the logic is here and tested without a ROS install. Everything a node would
+refuse at start-up is refused here first, with the reason, before anything starts.
 
 Layouts:
 
 - ``central``: one node commands every robot (``robots`` = the fleet).
 - ``decentralised``: one node per robot, in the robot's namespace (``/robot1/orca_nav``), each
   commanding its own robot and watching the others' odometry (``observed_robots``) over DDS, as
-  when every robot runs its own computer.
+  when every robot runs its own computer (``local_robots``: start only this computer's).
 
 Example::
 
@@ -21,31 +23,127 @@ Example::
 """
 
 from dataclasses import dataclass, field
-import difflib
+from pathlib import Path
 import re
+import tempfile
 
 from orca_nav.ros import params as P
 import yaml
 
 LAYOUTS = ('central', 'decentralised')
 NODE_NAME = 'orca_nav'
+# ``ros2 launch`` refuses an empty value (``robots:=``): these words say "not given".
+DEFAULT = 'default'   # as in the params file (or the scenario)
+NONE = 'none'         # params_file:=none: no params file
+ALL = 'all'           # local_robots:=all: every robot of the fleet
+LOG_LEVELS = ('debug', 'info', 'warn', 'error', 'fatal')
+TRUE_WORDS, FALSE_WORDS = ('true', '1', 'yes', 'on'), ('false', '0', 'no', 'off')
+# Parameters every rclpy node declares itself (a params file may set them).
+NODE_OWN_PARAMS = ('use_sim_time', 'start_type_description_service')
 # "robot1..robot8": a numbered range of robot names with a common prefix.
 _RANGE = re.compile(r'^([A-Za-z][A-Za-z0-9_]*?)(\d+)\.\.([A-Za-z][A-Za-z0-9_]*?)(\d+)$')
 
+# The arguments of orca_nav.launch.py: (name, default, description). params_file's default is
+# the installed config/orca_nav.yaml (the launch file fills it in).
+LAUNCH_ARGUMENTS = (
+    ('robots', DEFAULT,
+     'Robots to command: robot1,robot2 or robot1..robot8 (robot01..robot08 keeps the zeros); '
+     'default = the robots list of the params file'),
+    ('layout', 'central',
+     'central: one node commands every robot; decentralised: one node per robot in its '
+     'namespace (<namespace>/<robot>/orca_nav), watching the others'),
+    ('local_robots', ALL,
+     "Decentralised layout: start the nodes of these robots only (this computer's share of "
+     'the fleet, e.g. local_robots:=robot3 with the whole fleet in robots or the params '
+     'file); all = every robot'),
+    ('params_file', None,
+     'orca_nav parameters (YAML under /**: ros__parameters, so that they reach every node); '
+     "default: the package's config/orca_nav.yaml; none = no file"),
+    ('namespace', '/',
+     'Namespace of the fleet: the node runs in it (decentralised: in <namespace>/<robot>) and '
+     'the robot topics are /<namespace>/<robot>/... (robots_namespace); / = the root'),
+    ('use_sim_time', 'false', 'true: use the /clock topic (Gazebo) instead of wall time; false'),
+    ('drive', DEFAULT,
+     'holonomic or differential for every robot (per-robot drive overrides of the params file '
+     'are cleared); default = as in the params file'),
+    ('cmd_vel_topic', DEFAULT,
+     "Command topic relative to each robot namespace (e.g. cmd_vel_nav in front of Nav2's "
+     'velocity smoother); default = as in the params file'),
+    ('cmd_vel_stamped', DEFAULT,
+     'true: publish TwistStamped (Nav2 on Kilted); false: Twist; default = as in the params '
+     'file'),
+    ('log_level', 'info', 'Log level of the node(s): ' + ', '.join(LOG_LEVELS)),
+)
+
 
 class FleetError(ValueError):
-    """A robots list or params file that cannot work, with the reason."""
+    """A robots list, launch argument or params file that cannot work, with the reason."""
 
 
 @dataclass
 class NodeSettings:
-    """One orca_nav node to start: name, namespace and its parameters (what launch_ros needs)."""
+    """One orca_nav node to start: name, namespace, parameters and ROS arguments."""
 
     name: str
     namespace: str
     robots: list
     observed_robots: list
     parameters: list = field(default_factory=list)  # params file path(s), then a dict
+    arguments: list = field(default_factory=list)   # e.g. ['--ros-args', '--log-level', 'info']
+
+
+def optional(text):
+    """
+    Return a launch argument's value, or None for "not given" ('' or 'default').
+
+    >>> optional('default'), optional(' '), optional('robot1')
+    (None, None, 'robot1')
+    """
+    text = '' if text is None else str(text).strip()
+    return None if text in ('', DEFAULT) else text
+
+
+def parse_bool(name, text):
+    """
+    Return a true/false launch argument; anything else is refused (``use_sim_time:=1`` is true).
+
+    >>> parse_bool('use_sim_time', 'True'), parse_bool('use_sim_time', '0')
+    (True, False)
+    """
+    word = str(text).strip().lower()
+    if word in TRUE_WORDS:
+        return True
+    if word in FALSE_WORDS:
+        return False
+    raise FleetError(f'{name} must be true or false, got {text!r}')
+
+
+def parse_number(name, text):
+    """Return a finite number from a launch argument; FleetError names the argument."""
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        raise FleetError(f'{name} must be a number, got {text!r}') from None
+    if value != value or value in (float('inf'), float('-inf')):
+        raise FleetError(f'{name} must be a finite number, got {text!r}')
+    return value
+
+
+def parse_namespace(text):
+    """
+    Return a namespace argument without its slashes; '/', '' or 'default' = the root ('').
+
+    >>> parse_namespace('/fleet_a/'), parse_namespace('/')
+    ('fleet_a', '')
+    """
+    text = optional(text) or ''
+    if not P.NAMESPACE.match(text):
+        raise FleetError(f'namespace must be a ROS namespace such as /fleet_a, got {text!r}')
+    return text.strip('/')
+
+
+def _join(*parts):
+    return '/'.join(p for p in parts if p)
 
 
 def parse_robots(text):
@@ -53,7 +151,7 @@ def parse_robots(text):
     Parse robot names from a launch argument (or a list).
 
     Accepts ``'robot1,robot2'``, ``'robot1 robot2'``, ``'[robot1, robot2]'`` or a numbered
-    range ``'robot1..robot8'``, mixed as you like.
+    range ``'robot1..robot8'`` (``'robot01..robot08'`` keeps the width), mixed as you like.
 
     Raises FleetError on names that are not ROS name tokens or on repeated names.
     """
@@ -65,10 +163,7 @@ def parse_robots(text):
     for token in tokens:
         m = _RANGE.match(token)
         if m:
-            prefix, first, prefix2, last = m.group(1), int(m.group(2)), m.group(3), int(m.group(4))
-            if prefix != prefix2 or last < first:
-                raise FleetError(f'robot range {token!r} must look like robot1..robot8')
-            names.extend(f'{prefix}{k}' for k in range(first, last + 1))
+            names.extend(_expand_range(token, *m.groups()))
         else:
             names.append(token)
     for name in names:
@@ -78,6 +173,16 @@ def parse_robots(text):
     if repeated:
         raise FleetError(f'robot names repeated: {", ".join(repeated)}')
     return names
+
+
+def _expand_range(token, prefix, first, prefix2, last):
+    """robot1..robot3 -> robot1, robot2, robot3; robot01..robot03 keeps the zero padding."""
+    padded = (len(first) > 1 and first[0] == '0') or (len(last) > 1 and last[0] == '0')
+    if prefix != prefix2 or int(last) < int(first) or (padded and len(first) != len(last)):
+        raise FleetError(f'robot range {token!r} must look like robot1..robot8 (or, with '
+                         'zeros, robot01..robot08: both ends of one width)')
+    width = len(first) if padded else 1
+    return [f'{prefix}{k:0{width}d}' for k in range(int(first), int(last) + 1)]
 
 
 def _flatten(mapping, prefix=''):
@@ -128,21 +233,59 @@ def read_params_file(path, node_name=NODE_NAME, namespace=''):
     return values
 
 
+def _spec(name):
+    """Return the ParamSpec of a fleet or per-robot parameter name, or None."""
+    if name in P.FLEET_BY_NAME:
+        return P.FLEET_BY_NAME[name]
+    return P.ROBOT_BY_NAME.get(name.partition('.')[2]) if '.' in name else None
+
+
+def yaml_type_error(name, value):
+    """
+    Return an error message if ROS 2 would refuse the type of this params-file value, else None.
+
+    ROS 2 types a YAML value by how it is written: ``1`` is an integer and is refused for a
+    double parameter (the node then dies at start-up), ``[4, 0, 3.14]`` mixes types.
+    """
+    spec = _spec(name)
+    if spec is None:
+        return None
+    if spec.type == 'double' and isinstance(value, int) and not isinstance(value, bool):
+        return (f'{name}: {value!r} is an integer and ROS 2 refuses an integer for a double '
+                f'parameter: write {float(value)!r}')
+    if (spec.type == 'double_array' and isinstance(value, (list, tuple))
+            and any(isinstance(v, int) and not isinstance(v, bool) for v in value)):
+        fixed = [float(v) if isinstance(v, (int, float)) else v for v in value]
+        return (f'{name}: {value!r} has integers and ROS 2 refuses them in a list of doubles: '
+                f'write {fixed!r}')
+    return P.check_value(name, spec, value) if name in P.FLEET_BY_NAME else None
+
+
 def check_node_parameters(values):
-    """Validate a node's complete parameter set (defaults + given values); raise FleetError."""
+    """
+    Validate a node's parameters (the given values over the defaults); raise FleetError.
+
+    Refuses what the node would refuse (ranges, types as ROS 2 reads YAML) and names that no
+    parameter of the node takes (ROS 2 would ignore a misspelt one silently). Per-robot
+    values of robots outside this node are allowed (a params file shared by several nodes).
+    Commanded robots are dropped from observed_robots (as the node does). Returns the merged
+    set.
+    """
+    for name, value in values.items():
+        error = yaml_type_error(name, value)
+        if error:
+            raise FleetError(error)
     robots = values.get('robots') or []
-    observed = values.get('observed_robots') or []
+    observed = P.without_commanded(robots, values.get('observed_robots') or [])
     merged = P.defaults(robots, observed)
-    for name in values:
-        # Overrides of robots outside this node's fleet are allowed (a shared file), unknown
-        # names are not: ROS 2 would ignore a misspelt parameter silently.
-        robot_override = name.partition('.')[2] in P.ROBOT_BY_NAME
-        if (name not in merged and not robot_override and name != 'use_sim_time'
-                and not name.startswith('qos_')):
-            close = difflib.get_close_matches(name, list(merged), n=1, cutoff=0.6)
-            hint = f' (did you mean {close[0]!r}?)' if close else ''
-            raise FleetError(f'unknown parameter {name!r}{hint}')
+    names = [n for n in values if n not in NODE_OWN_PARAMS]
+    misspelt, _ = P.unused_overrides(names, list(merged), list(robots) + observed)
+    if misspelt:
+        name, hint = misspelt[0]
+        raise FleetError(f'unknown parameter {name!r}'
+                         + (f' (did you mean {hint!r}?)' if hint else ''))
     merged.update(values)
+    merged['observed_robots'] = observed
     error = P.validate(merged)
     if error:
         raise FleetError(error)
@@ -175,51 +318,201 @@ def per_robot_parameters(robots, **lists):
 
 
 def plan_nodes(layout, robots='', params_file=None, node_name=NODE_NAME, namespace='',
-               overrides=None):
+               overrides=None, local_robots=None):
     """
     Plan the orca_nav nodes of a layout: NodeSettings, checked before anything starts.
 
     layout : 'central' or 'decentralised'
-    robots : names (list or launch-argument text, see parse_robots); empty = the ``robots`` of
-        the params file
+    robots : the fleet, names (list or launch-argument text, see parse_robots); empty = the
+        ``robots`` of the params file
     params_file : path of a params file for every node, or None
-    namespace : central layout only: the node's namespace (topics stay /<robot>/...)
-    overrides : dict of parameters for every node, applied after the params file
-    Raises FleetError with the reason when the result could not run.
+    namespace : the fleet's namespace: the node runs in it (decentralised: in
+        <namespace>/<robot>), and unless empty it becomes ``robots_namespace`` (the robots'
+        topics are /<namespace>/<robot>/...)
+    overrides : dict of parameters for every node, applied after the params file; a ``drive``
+        here is every robot's (per-robot drive overrides of the file are cleared)
+    local_robots : decentralised only: start the nodes of these robots (names or text) only;
+        None = every robot. Each still observes the whole fleet.
+    Every node observes the other robots of the fleet and the params file's observed_robots,
+    never the robots it commands. Raises FleetError with the reason when the result could
+    not run.
     """
     if layout not in LAYOUTS:
         raise FleetError(f'layout must be one of {", ".join(LAYOUTS)}, got {layout!r}')
+    ns = parse_namespace(namespace)
     names = parse_robots(robots) if robots else []
     overrides = dict(overrides or {})
     if not names:
-        file_values = read_params_file(params_file, node_name, namespace) if params_file else {}
+        file_values = read_params_file(params_file, node_name, ns) if params_file else {}
         names = parse_robots(overrides.get('robots') or file_values.get('robots') or [])
     if not names:
         raise FleetError('no robots: give the robots launch argument (e.g. robots:=robot1,robot2)'
                          ' or a robots list in the params file')
+    local = parse_robots(local_robots) if local_robots else names
+    if local_robots and layout == 'central':
+        raise FleetError('local_robots is for the decentralised layout (layout:=decentralised)')
+    strangers = [r for r in local if r not in names]
+    if strangers:
+        raise FleetError(f'local_robots {strangers} are not in the fleet {names}')
     if layout == 'central':
-        plans = [(namespace.strip('/'), names, [])]
+        plans = [(ns, names, [])]
     else:
-        plans = [(r, [r], [o for o in names if o != r]) for r in names]
-    out = []
-    for ns, own, observed in plans:
-        given = read_params_file(params_file, node_name, ns) if params_file else {}
-        given.update(overrides)
-        given['robots'] = own
-        given['observed_robots'] = observed
-        if layout != 'central' and 'observed_reciprocate' not in overrides:
-            # Every observed robot runs orca_nav too: it takes its share of the avoiding
-            # (the params file's value is the central layout's; a launch override wins).
-            given['observed_reciprocate'] = True
-        check_node_parameters(given)
-        launch_params = dict(overrides)
-        launch_params['robots'] = own
-        if layout != 'central':
-            launch_params['observed_reciprocate'] = given['observed_reciprocate']
-        if observed:  # an empty list cannot be typed by ROS 2: leave the default instead
-            launch_params['observed_robots'] = observed
-        out.append(NodeSettings(name=node_name, namespace=ns, robots=own,
-                                observed_robots=observed,
-                                parameters=([params_file] if params_file else [])
-                                + [launch_params]))
-    return out
+        plans = [(_join(ns, r), [r], [o for o in names if o != r]) for r in local]
+    return [_plan_node(params_file, node_name, node_ns, own, fleet_others, ns, overrides,
+                       layout)
+            for node_ns, own, fleet_others in plans]
+
+
+def _plan_node(params_file, node_name, node_ns, own, fleet_others, ns, overrides, layout):
+    """Plan one node (see plan_nodes), checked as the node would check it."""
+    given = read_params_file(params_file, node_name, node_ns) if params_file else {}
+    for name, value in given.items():  # before the launch's values hide a bad one
+        error = yaml_type_error(name, value)
+        if error:
+            raise FleetError(f'{params_file}: {error}')
+    file_observed = given.get('observed_robots') or []
+    if not isinstance(file_observed, list):
+        raise FleetError(f'{params_file}: observed_robots must be a list of robot names, got '
+                         f'{file_observed!r}')
+    observed = P.without_commanded(
+        own, fleet_others + [o for o in parse_robots(file_observed) if o not in fleet_others])
+    launch_params = dict(overrides)
+    launch_params['robots'] = own
+    if ns:
+        launch_params['robots_namespace'] = ns
+    if 'drive' in overrides:  # every robot's: clear the file's per-robot drives
+        launch_params.update({P.robot_param_name(r, 'drive'): '' for r in own + observed})
+    if layout != 'central' and 'observed_reciprocate' not in overrides:
+        # Every observed robot runs orca_nav too: it takes its share of the avoiding
+        # (the params file's value is the central layout's; a launch override wins).
+        launch_params['observed_reciprocate'] = True
+    if observed:  # an empty list cannot be typed by ROS 2: the node drops its own robots
+        launch_params['observed_robots'] = observed
+    given.update(launch_params)
+    given['observed_robots'] = observed
+    check_node_parameters(given)
+    return NodeSettings(name=node_name, namespace=node_ns, robots=own, observed_robots=observed,
+                        parameters=([params_file] if params_file else []) + [launch_params])
+
+
+def node_failure(name, returncode, shutting_down=False):
+    """
+    Return why the launch must fail when a node exited by itself with an error, else None.
+
+    A node that refuses its parameters exits with 1; ``ros2 launch`` would still exit 0. An
+    exit while the launch shuts the nodes down is no failure.
+
+    >>> node_failure('orca_nav_node-1', 1)
+    'orca_nav_node-1 exited with code 1 (its log above says why)'
+    >>> node_failure('orca_nav_node-1', 0), node_failure('orca_nav_node-1', -9, True)
+    (None, None)
+    """
+    if returncode == 0 or shutting_down:
+        return None
+    return f'{name} exited with code {returncode} (its log above says why)'
+
+
+def plan_launch(args, node_name=NODE_NAME, default_params_file=None):
+    """
+    Plan the nodes orca_nav.launch.py starts, from its arguments as strings (see LAUNCH_ARGUMENTS).
+
+    Missing arguments take their defaults; params_file 'default' (or missing) is
+    ``default_params_file`` (the launch file's: the installed config/orca_nav.yaml; None = no
+    file), 'none' is no file. Raises FleetError with the reason for anything the nodes would
+    refuse.
+    """
+    values = {name: default for name, default, _ in LAUNCH_ARGUMENTS}
+    values.update(args)
+    unknown = sorted(set(values) - {name for name, _, _ in LAUNCH_ARGUMENTS})
+    if unknown:
+        raise FleetError(f'unknown launch arguments {unknown}')
+    params_file = optional(values['params_file']) or default_params_file
+    if params_file == NONE:
+        params_file = None
+    if params_file is not None and not Path(params_file).is_file():
+        raise FleetError(f'params_file {params_file!r} is not a file')
+    overrides = {'use_sim_time': parse_bool('use_sim_time', values['use_sim_time'])}
+    if optional(values['drive']):
+        overrides['drive'] = optional(values['drive'])
+    if optional(values['cmd_vel_topic']):
+        overrides['cmd_vel_topic'] = optional(values['cmd_vel_topic'])
+    if optional(values['cmd_vel_stamped']):
+        overrides['cmd_vel_stamped'] = parse_bool('cmd_vel_stamped', values['cmd_vel_stamped'])
+    level = str(values['log_level']).strip().lower()
+    if level not in LOG_LEVELS:
+        raise FleetError(f'log_level must be one of {", ".join(LOG_LEVELS)}, got {level!r}')
+    local = optional(values['local_robots'])
+    plans = plan_nodes(values['layout'], optional(values['robots']) or '', params_file,
+                       node_name, values['namespace'], overrides,
+                       local_robots=None if local in (None, ALL) else local)
+    for p in plans:
+        p.arguments = ['--ros-args', '--log-level', level]
+    return plans
+
+
+# --- sim_demo.launch.py -------------------------------------------------------------------
+
+
+def parse_robot_count(text):
+    """
+    Parse the sim demo's ``robots`` argument: (count, names), (count, None) or (None, None).
+
+    A count (``8``) or robot names as everywhere else (``robot1..robot8``: the scenario's
+    robots, checked by check_scenario_robots once it is loaded); default = the scenario's.
+    """
+    text = optional(text)
+    if text is None:
+        return None, None
+    if text.lstrip('-').isdigit():
+        if int(text) < 1:
+            raise FleetError(f'robots must be at least 1, got {text}')
+        return int(text), None
+    names = parse_robots(text)
+    return len(names), names
+
+
+def check_scenario_robots(names, scenario_names):
+    """Raise FleetError unless ``names`` (None: not given) are the scenario's robots."""
+    if names is not None and list(names) != list(scenario_names):
+        raise FleetError(f"robots {list(names)} are not the scenario's robots "
+                         f'{list(scenario_names)}: give a count (robots:={len(names)}) or '
+                         'their names')
+
+
+def private_path(name, prefix='orca_nav_sim_demo_'):
+    """Return a path ``name`` in a new private temporary folder (runs never share it)."""
+    return str(Path(tempfile.mkdtemp(prefix=prefix)) / name)
+
+
+def plan_sim_node(params_file, node_params):
+    """
+    Return the sim demo's orca_nav node parameters: a user's params file under the demo's.
+
+    The demo's values (robots, their radii, drives, speeds) win over the file's, and every
+    robot's ``odom_offset`` is zero: the simulator's odometry is its ground truth in ``map``,
+    so a file's offsets (for real robots) would send robots the wrong way. Checked as the node
+    checks it; returns the node's parameters list (file, dict). Raises FleetError.
+    """
+    params = dict(node_params)
+    names = list(params['robots']) + list(params.get('observed_robots') or [])
+    given = read_params_file(params_file) if params_file else {}
+    for name, value in given.items():
+        error = yaml_type_error(name, value)
+        if error:
+            raise FleetError(f'{params_file}: {error}')
+    strangers = [o for o in given.get('observed_robots') or [] if o not in names]
+    if strangers:
+        raise FleetError(f'{params_file}: observed_robots {strangers} are not in the scenario '
+                         '(the scenario sets the robots)')
+    params.update({P.robot_param_name(r, 'odom_offset'): [0.0, 0.0, 0.0] for r in names})
+    given.update(params)
+    check_node_parameters(given)
+    return ([params_file] if params_file else []) + [params]
+
+
+def demo_failure(returncode):
+    """Return None if orca_nav_demo succeeded, else why the launch must fail (exit code not 0)."""
+    if returncode == 0:
+        return None
+    return (f'orca_nav_demo failed with exit code {returncode} (1: a collision, 2: not every '
+            'robot arrived, 3: an error, 130: interrupted; its report is above)')

@@ -28,7 +28,7 @@ from orca_nav.ros.tick_monitor import TickMonitor
 from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import LaserScan
-from std_msgs.msg import Float64, String
+from std_msgs.msg import Empty, Float64, String
 
 # Odometry and scans: the newest message only, best effort so that reliable and best-effort
 # publishers both match. The tick takes it from the middleware (see orca_nav.ros.inputs).
@@ -57,7 +57,7 @@ class OrcaNavNode(Node):
         self.odometry = OdometryStore(len(names), self.get_clock(), self.context)
         self.scans = ScanStore(c, self.get_clock(), self.context)
         self.outputs = FleetOutputs(self, self.settings)
-        self.goals_received = self.goals_rejected = 0
+        self.goals_received = self.goals_rejected = self.goals_cancelled = 0
         self.maps_rejected = self.paths_rejected = 0
         self._warned = {}  # (robot row or None, field) -> (last logged [s, monotonic], held)
         self._result = None
@@ -68,33 +68,66 @@ class OrcaNavNode(Node):
         # It keeps the command line's topic remappings; its own name wins over a node name
         # remapping (launch's name=) that would otherwise give it this node's name.
         intake = f'{self.get_name()}_intake'
-        self._intake = Node(intake, context=self.context, namespace=self.get_namespace(),
-                            cli_args=['--ros-args', '-r', f'__node:={intake}'],
-                            start_parameter_services=False, enable_rosout=False)
+        # Public: tests and tools find the odometry and scan subscriptions here.
+        self.intake = Node(intake, context=self.context, namespace=self.get_namespace(),
+                           cli_args=['--ros-args', '-r', f'__node:={intake}'],
+                           start_parameter_services=False, enable_rosout=False)
         for i, robot in enumerate(names):
-            self.odometry.attach(i, self._intake.create_subscription(
-                Odometry, f'/{robot}/{p.odom_topic}', _never, NEWEST_QOS, raw=True))
+            def topic(name, robot=robot):
+                return P.robot_topic(p.robots_namespace, robot, name)
+            self.odometry.attach(i, self.intake.create_subscription(
+                Odometry, topic(p.odom_topic), _never, NEWEST_QOS, raw=True))
             if i >= c:
                 continue
-            self.create_subscription(PoseStamped, f'/{robot}/{p.goal_topic}',
+            self.create_subscription(PoseStamped, topic(p.goal_topic),
                                      self._goal_callback(i), RELIABLE_QOS)
-            self.create_subscription(Path, f'/{robot}/{p.plan_topic}',
+            self.create_subscription(Empty, topic(p.cancel_topic),
+                                     self._cancel_callback(i), RELIABLE_QOS)
+            self.create_subscription(Path, topic(p.plan_topic),
                                      self._path_callback(i), RELIABLE_QOS)
-            self.create_subscription(Float64, f'/{robot}/{p.priority_topic}',
+            self.create_subscription(Float64, topic(p.priority_topic),
                                      self._priority_callback(i), RELIABLE_QOS)
             if p.scan_enabled:
-                self.scans.attach(i, self._intake.create_subscription(
-                    LaserScan, f'/{robot}/{p.scan_topic}', _never, NEWEST_QOS))
+                self.scans.attach(i, self.intake.create_subscription(
+                    LaserScan, topic(p.scan_topic), _never, NEWEST_QOS))
         self.create_subscription(OccupancyGrid, p.map_topic, self._on_map, LATCHED_QOS)
         self._stats_pub = self.create_publisher(String, '~/tick_stats', 10)
         self._timer = self.create_timer(1.0 / p.rate, self._tick)
         self._marker_timer = self.create_timer(1.0 / p.marker_rate, self._publish_markers)
         self.get_logger().info(f'controlling {c} robot(s) {list(names[:c])}, observing '
                                f'{len(names) - c}, at {p.rate} Hz')
+        self._report_parameters()
         unknown = P.unknown_groups(self.settings.values)
         if unknown:
             self.get_logger().warning(f'groups_to_ignore names groups no robot belongs to: '
                                       f'{unknown} (allowed; check the spelling)')
+
+    def _report_parameters(self):
+        """
+        Log the parameter overrides that ROS 2 would ignore silently, and dropped observers.
+
+        ``unused_parameters``: misspelt names (WARNING, with the nearest parameter); overrides
+        of robots this node neither commands nor observes (INFO: a shared params file).
+        """
+        c = self.settings.n_controlled
+        robots = list(self.settings.names)
+        given = self.get_parameter('observed_robots').value or []
+        dropped = [o for o in given if o in robots[:c]]
+        if dropped:
+            self.get_logger().info(f'observed_robots: {dropped} not observed: this node '
+                                   'commands them')
+        # rclpy has no public accessor for the overrides it was given (params files, -p).
+        overrides = list(getattr(self, '_parameter_overrides', {}))
+        declared = list(self.get_parameters_by_prefix(''))
+        misspelt, other = P.unused_overrides(overrides, declared, robots)
+        self.unused_parameters = [name for name, _ in misspelt] + other
+        for name, hint in misspelt:
+            suggestion = f' (did you mean {hint!r}?)' if hint else ''
+            self.get_logger().warning(f'parameter {name!r} is not a parameter of this node'
+                                      f'{suggestion}: ignored')
+        if other:
+            self.get_logger().info(f'parameters of robots this node neither commands nor '
+                                   f'observes, ignored: {other}')
 
     def _on_set_parameters(self, parameters):
         """Validate the whole parameter set with the new values; apply all or nothing."""
@@ -141,6 +174,9 @@ class OrcaNavNode(Node):
 
         def callback(msg):
             self.goals_received += 1
+            if not msg.header.frame_id:  # an empty frame: cancel (as RViz cannot send it)
+                self._cancel(i)
+                return
             try:
                 x, y, yaw = messages.goal_from_pose(msg, self.settings.params.global_frame)
                 changed = self.controller.set_goal(i, x, y, yaw)  # checks max_coordinate
@@ -151,6 +187,18 @@ class OrcaNavNode(Node):
             if changed:  # DEBUG: a flood of goals must not flood the log
                 self.get_logger().debug(f'{robot}: new goal ({x:.2f}, {y:.2f})')
         return callback
+
+    def _cancel_callback(self, i):
+        """Cancel topic of robot i (std_msgs/Empty): drop the goal, stop, report idle."""
+        def callback(msg):
+            self._cancel(i)
+        return callback
+
+    def _cancel(self, i):
+        """Robot i drops its goal and route: zero commands from the next tick, state idle."""
+        self.controller.cancel_goal(i)
+        self.goals_cancelled += 1
+        self.get_logger().info(f'{self.settings.names[i]}: goal cancelled')
 
     def _path_callback(self, i):
         """External route of robot i (e.g. Nav2's planner): followed to its last pose."""
@@ -236,6 +284,7 @@ class OrcaNavNode(Node):
                       'solver_failures': self.controller.solver_failures,
                       'goals_received': self.goals_received,
                       'goals_rejected': self.goals_rejected,
+                      'goals_cancelled': self.goals_cancelled,
                       'scans_received': self.scans.received,
                       'scans_rejected': self.controller.scan_memory.rejected,
                       'maps_received': self.controller.navigator.maps_received,
@@ -255,7 +304,7 @@ class OrcaNavNode(Node):
     def destroy_node(self):
         """Stop the planning worker, then destroy the node (and its intake node)."""
         self.controller.navigator.close()
-        self._intake.destroy_node()
+        self.intake.destroy_node()
         return super().destroy_node()
 
 

@@ -44,11 +44,14 @@ class FleetOutputs:
         c = settings.n_controlled
         self._cmd_msgs = [messages.new_command(p.cmd_vel_stamped) for _ in range(c)]
         robots = settings.names[:c]
-        self._cmd = [node.create_publisher(type(self._cmd_msgs[0]), f'/{r}/{p.cmd_vel_topic}',
+
+        def topic(robot, name):
+            return P.robot_topic(p.robots_namespace, robot, name)
+        self._cmd = [node.create_publisher(type(self._cmd_msgs[0]), topic(r, p.cmd_vel_topic),
                                            RELIABLE_QOS) for r in robots]
-        self._status = [node.create_publisher(String, f'/{r}/{p.status_topic}', LATCHED_QOS)
+        self._status = [node.create_publisher(String, topic(r, p.status_topic), LATCHED_QOS)
                         for r in robots]
-        self._route = [node.create_publisher(Path, f'/{r}/{p.route_topic}', LATCHED_QOS)
+        self._route = [node.create_publisher(Path, topic(r, p.route_topic), LATCHED_QOS)
                        for r in robots]
         self._markers = node.create_publisher(MarkerArray, '~/markers', 1)
         self._tracks = (node.create_publisher(String, '~/tracks', 10)

@@ -26,6 +26,7 @@ with the current values merged with the new ones, so a bad set is refused as a w
 """
 
 from dataclasses import dataclass, make_dataclass
+import difflib
 import math
 import re
 
@@ -42,6 +43,8 @@ ROBOT_NAME = re.compile(r'^[A-Za-z][A-Za-z0-9_]*$')
 RELATIVE_TOPIC = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*$')
 # A frame id (no leading '/' by tf2 convention).
 FRAME_ID = re.compile(r'^[A-Za-z_][A-Za-z0-9_/]*$')
+# A namespace: tokens separated by '/', leading and trailing '/' optional; '' = the root.
+NAMESPACE = re.compile(r'^/?([A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*)?/?$')
 
 
 @dataclass(frozen=True)
@@ -76,10 +79,18 @@ FLEET_PARAMS = (
     _p('observed_robots', [], 'string_array',
        'Robots whose odometry is watched as moving obstacles but which are not commanded '
        '(decentralised layout: the other robots of the fleet)', read_only=True),
+    _p('robots_namespace', '', 'string',
+       "Namespace of the robots' topics: robot r's topics are /<robots_namespace>/<r>/<topic> "
+       "(e.g. fleet_a -> /fleet_a/robot1/odom); empty = /<r>/<topic>. The launch files' "
+       'namespace argument sets it', read_only=True),
     _p('odom_topic', 'odom', 'string',
        'Odometry topic (nav_msgs/Odometry) relative to each robot namespace', read_only=True),
     _p('goal_topic', 'goal_pose', 'string',
        'Goal topic (geometry_msgs/PoseStamped) relative to each robot namespace',
+       read_only=True),
+    _p('cancel_topic', 'cancel', 'string',
+       'Goal cancel topic (std_msgs/Empty) relative to each robot namespace: the robot drops '
+       'its goal or route, stops and reports idle (so does a goal with an empty frame_id)',
        read_only=True),
     _p('cmd_vel_topic', 'cmd_vel', 'string',
        'Velocity command topic relative to each robot namespace', read_only=True),
@@ -268,6 +279,59 @@ def robot_param_name(robot, name):
     return f'{robot}.{name}'
 
 
+def robot_topic(robots_namespace, robot, topic):
+    """
+    Full name of a robot's topic.
+
+    >>> robot_topic('', 'robot1', 'odom'), robot_topic('/fleet_a/', 'robot1', 'odom')
+    ('/robot1/odom', '/fleet_a/robot1/odom')
+    """
+    return '/' + '/'.join(t for t in (robots_namespace.strip('/'), robot, topic) if t)
+
+
+def without_commanded(robots, observed_robots):
+    """
+    ``observed_robots`` without the robots this node commands (commanding one wins).
+
+    So one params file that lists the whole fleet in ``observed_robots`` serves every node of
+    the decentralised layout: each node observes every robot but its own.
+
+    >>> without_commanded(['r2'], ['r1', 'r2', 'r3'])
+    ['r1', 'r3']
+    """
+    own = set(robots)
+    return [o for o in observed_robots if o not in own]
+
+
+def unused_overrides(overrides, declared, robots):
+    """
+    Sort the parameter overrides that no declared parameter takes (ROS 2 ignores them).
+
+    overrides, declared : parameter names; robots : every robot of the node (commanded and
+    observed). Returns (misspelt, other_robots): misspelt is a list of (name, hint) for names
+    that are no parameter of this node, hint the nearest declared name or None; other_robots
+    the per-robot overrides of robots the node neither commands nor observes (a params file
+    shared by several nodes).
+
+    >>> unused_overrides(['radious', 'r2.avoidance_weigth', 'r9.radius', 'radius'],
+    ...                  ['radius', 'r2.avoidance_weight', 'r2.radius'], ['r2'])
+    ([('radious', 'radius'), ('r2.avoidance_weigth', 'r2.avoidance_weight')], ['r9.radius'])
+    """
+    declared = set(declared)
+    robots = set(robots)
+    misspelt, other = [], []
+    for name in overrides:
+        if name in declared or name.startswith('qos_overrides.'):
+            continue
+        robot, _, key = name.partition('.')
+        if key in ROBOT_BY_NAME and robot not in robots and ROBOT_NAME.match(robot):
+            other.append(name)
+            continue
+        close = difflib.get_close_matches(name, sorted(declared), n=1, cutoff=0.6)
+        misspelt.append((name, close[0] if close else None))
+    return misspelt, other
+
+
 def all_specs(robots, observed_robots=()):
     """List of (full name, ParamSpec) for the fleet parameters and every robot's overrides."""
     out = [(spec.name, spec) for spec in FLEET_PARAMS]
@@ -349,7 +413,8 @@ def validate(values):
     seen = set()
     for robot in names:
         if robot in seen:
-            where = 'both robots and observed_robots' if robot in observed else 'robots twice'
+            where = ('both robots and observed_robots' if robot in robots and robot in observed
+                     else 'robots twice' if robot in robots else 'observed_robots twice')
             return f'robot {robot!r} is listed in {where}'
         seen.add(robot)
     for robot in names:
@@ -359,11 +424,14 @@ def validate(values):
                 error = check_value(name, spec, values[name])
                 if error:
                     return error
-    for name in ('odom_topic', 'goal_topic', 'cmd_vel_topic', 'status_topic', 'scan_topic',
-                 'plan_topic', 'route_topic', 'priority_topic'):
+    for name in ('odom_topic', 'goal_topic', 'cancel_topic', 'cmd_vel_topic', 'status_topic',
+                 'scan_topic', 'plan_topic', 'route_topic', 'priority_topic'):
         if not RELATIVE_TOPIC.match(values[name]):
             return (f'{name} must be a topic name relative to the robot namespace '
                     f'(e.g. "odom", no leading /), got {values[name]!r}')
+    if not NAMESPACE.match(values['robots_namespace']):
+        return ('robots_namespace must be a namespace such as "fleet_a" (or empty), got '
+                f'{values["robots_namespace"]!r}')
     if not RELATIVE_TOPIC.match(values['map_topic'].lstrip('/')):
         return f'map_topic must be a topic name such as "/map", got {values["map_topic"]!r}'
     if not values['avoidance_group'].strip():
@@ -527,6 +595,36 @@ def declare_value(spec):
     return spec.default
 
 
+def _declare(node, name, spec):
+    """
+    Declare one parameter; an empty string list gets the value [] (not "no value").
+
+    rclpy can only declare an empty string list without a value, and one parameter without a
+    value makes rclpy's get_parameters service answer nothing at all (``ros2 param dump``
+    printed ``{}``). So such a parameter is declared writable, given [] and then made
+    read-only if its spec says so.
+    """
+    from rclpy.exceptions import ParameterUninitializedException
+    from rclpy.parameter import Parameter
+
+    d = descriptor(spec)
+    d.name = name
+    if not (spec.type == 'string_array' and not spec.default):
+        node.declare_parameter(name, declare_value(spec), d)
+        return
+    read_only = d.read_only
+    d.read_only = False
+    node.declare_parameter(name, Parameter.Type.STRING_ARRAY, d)
+    try:
+        node.get_parameter(name)
+    except ParameterUninitializedException:
+        node.set_parameters([Parameter(name, Parameter.Type.STRING_ARRAY, [])])
+    if read_only:
+        final = descriptor(spec)  # a new one: the node keeps a reference to d
+        final.name = name
+        node.set_descriptor(name, final)
+
+
 def _plain(value):
     """Return a value as validate() expects it: lists for arrays, [] for unset arrays."""
     if value is None:
@@ -541,7 +639,8 @@ def declare_and_resolve(node):
     Declare every parameter on an rclpy node (with descriptors) and return its ``Settings``.
 
     The fleet parameters come first: the per-robot ones depend on ``robots`` and
-    ``observed_robots``. Raises ValueError('invalid parameters: ...') with the reason.
+    ``observed_robots`` (without the commanded robots: see ``without_commanded``).
+    Raises ValueError('invalid parameters: ...') with the reason.
     """
     from rclpy.exceptions import ParameterUninitializedException
 
@@ -552,11 +651,12 @@ def declare_and_resolve(node):
             return []
 
     for spec in FLEET_PARAMS:
-        node.declare_parameter(spec.name, declare_value(spec), descriptor(spec))
+        _declare(node, spec.name, spec)
     values = {spec.name: value(spec.name) for spec in FLEET_PARAMS}
+    values['observed_robots'] = without_commanded(values['robots'], values['observed_robots'])
     for name, spec in all_specs(values['robots'], values['observed_robots']):
         if name not in values:
-            node.declare_parameter(name, declare_value(spec), descriptor(spec))
+            _declare(node, name, spec)
             values[name] = value(name)
     error = validate(values)
     if error:

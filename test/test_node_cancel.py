@@ -1,0 +1,153 @@
+"""
+Cancelling a goal over DDS, with real rclpy (domain 71, DDS on loopback).
+
+``/<r>/cancel`` (std_msgs/Empty) and a goal whose frame_id is empty both cancel: the robot
+stops and reports ``idle``; the other robots keep their goals. The test drives the node's
+clock (use_sim_time), so ticks happen when it says.
+"""
+
+import json
+import math
+import time
+
+from geometry_msgs.msg import PoseStamped, Twist
+from nav_msgs.msg import Odometry
+from orca_nav.ros import messages
+from orca_nav.ros.node import OrcaNavNode
+import pytest
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, QoSProfile
+from rosgraph_msgs.msg import Clock
+from std_msgs.msg import Empty, String
+
+DOMAIN_ID = 71
+PERIOD = 0.1  # node period [s]
+ROBOTS = ['r1', 'r2']
+
+
+class Rig:
+    """The node plus a driver node: /clock, odometry, goals, cancels; cmd_vel and status."""
+
+    def __init__(self, context):
+        """Start both nodes and wait until every topic is matched."""
+        self.node = OrcaNavNode(context=context, parameter_overrides=[
+            Parameter('use_sim_time', value=True), Parameter('robots', value=ROBOTS),
+            Parameter('rate', value=1.0 / PERIOD)])
+        d = self.driver = rclpy.create_node('driver', context=context)
+        self.t = 10.0
+        self.clock = d.create_publisher(Clock, '/clock', 10)
+        self.odom = {r: d.create_publisher(Odometry, f'/{r}/odom', 10) for r in ROBOTS}
+        self.goal = {r: d.create_publisher(PoseStamped, f'/{r}/goal_pose', 10) for r in ROBOTS}
+        self.cancel = {r: d.create_publisher(Empty, f'/{r}/cancel', 10) for r in ROBOTS}
+        self.cmd, self.status = {}, {}
+        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        for r in ROBOTS:
+            d.create_subscription(Twist, f'/{r}/cmd_vel', self._store(self.cmd, r), 10)
+            d.create_subscription(String, f'/{r}/orca_status', self._store(self.status, r),
+                                  latched)
+        self.executor = SingleThreadedExecutor(context=context)
+        self.executor.add_node(self.node)
+        self.executor.add_node(d)
+        pubs = [self.clock] + [p for g in (self.odom, self.goal, self.cancel)
+                               for p in g.values()]
+        self.spin_until(lambda: all(p.get_subscription_count() > 0 for p in pubs)
+                        and self.node.outputs.matched())
+        self.publish_clock()
+        self.spin_until(lambda: self.node.get_clock().now().nanoseconds > 0
+                        and self.node.monitor.ticks > 0)  # the first tick has run
+
+    def publish_clock(self):
+        """Publish the rig's time on /clock."""
+        clock = Clock()
+        clock.clock.sec, clock.clock.nanosec = int(self.t), int(round(self.t % 1 * 1e9))
+        self.clock.publish(clock)
+
+    @staticmethod
+    def _store(store, robot):
+        def callback(msg):
+            store[robot] = msg
+        return callback
+
+    def spin_until(self, condition, timeout=5.0):
+        """Spin until condition() holds; fail on timeout."""
+        deadline = time.monotonic() + timeout
+        while not condition():
+            assert time.monotonic() < deadline, 'timed out waiting for ROS messages'
+            self.executor.spin_once(timeout_sec=0.01)
+
+    def tick(self):
+        """Odometry of both robots at rest, one period on; wait for the tick's messages."""
+        for i, r in enumerate(ROBOTS):
+            msg = Odometry()
+            msg.pose.pose.position.y = 2.0 * i
+            msg.pose.pose.orientation.w = 1.0
+            self.odom[r].publish(msg)
+            self.spin_until(lambda i=i: self.node.odometry.waiting(i))  # the tick takes it
+        ticks, published = self.node.monitor.ticks, self.node.outputs.commands_published
+        self.cmd.clear()  # this tick's commands only
+        self.t += PERIOD
+        self.publish_clock()
+        self.spin_until(lambda: self.node.monitor.ticks > ticks
+                        and self.node.outputs.commands_published > published
+                        and len(self.cmd) == len(ROBOTS))
+        speeds = {r: math.hypot(m.linear.x, m.linear.y) for r, m in self.cmd.items()}
+        self.spin_until(lambda: all(json.loads(self.status[r].data)['state']
+                                    == self.node.outputs.states[i].value
+                                    for i, r in enumerate(ROBOTS) if r in self.status))
+        return speeds
+
+    def state(self, robot):
+        """Return the robot's state as its latched status says."""
+        return json.loads(self.status[robot].data)['state']
+
+    def send_goals(self):
+        """Both robots get a goal 3 m ahead; both drive."""
+        for i, r in enumerate(ROBOTS):
+            count = self.node.goals_received
+            self.goal[r].publish(messages.make_goal(3.0, 2.0 * i))
+            self.spin_until(lambda count=count: self.node.goals_received > count)
+        speeds = self.tick()
+        assert all(s > 0.1 for s in speeds.values()), speeds
+        assert [self.state(r) for r in ROBOTS] == ['active', 'active']
+
+    def close(self):
+        """Destroy both nodes."""
+        self.executor.shutdown()
+        self.node.destroy_node()
+        self.driver.destroy_node()
+
+
+@pytest.fixture
+def rig(context):
+    """Yield a rig for one test."""
+    made = Rig(context)
+    yield made
+    made.close()
+
+
+def test_cancel_topic_stops_the_robot_and_reports_idle(rig):
+    """/<r>/cancel (std_msgs/Empty): r stops at the next tick and is idle; r2 drives on."""
+    rig.send_goals()
+    rig.cancel['r1'].publish(Empty())
+    rig.spin_until(lambda: rig.node.goals_cancelled == 1)
+    speeds = rig.tick()
+    assert speeds['r1'] == 0.0 and speeds['r2'] > 0.1, speeds
+    assert (rig.state('r1'), rig.state('r2')) == ('idle', 'active')
+    assert rig.node.tick_stats()['goals_cancelled'] == 1
+    # A new goal after the cancel is followed again.
+    rig.goal['r1'].publish(messages.make_goal(3.0, 0.0))
+    rig.spin_until(lambda: rig.node.goals_received == 3)
+    assert rig.tick()['r1'] > 0.1 and rig.state('r1') == 'active'
+
+
+def test_goal_with_an_empty_frame_cancels(rig):
+    """A PoseStamped with frame_id '' cancels (it is not refused as a wrong frame)."""
+    rig.send_goals()
+    rig.goal['r2'].publish(messages.make_goal(0.0, 0.0, frame_id=''))
+    rig.spin_until(lambda: rig.node.goals_cancelled == 1)
+    speeds = rig.tick()
+    assert speeds['r2'] == 0.0 and speeds['r1'] > 0.1, speeds
+    assert (rig.state('r1'), rig.state('r2')) == ('active', 'idle')
+    assert rig.node.goals_rejected == 0
