@@ -36,6 +36,7 @@ Everything runs on ROS domain 24 with DDS kept on this machine.
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -263,6 +264,7 @@ def bench_fleet(n, warmup, measure, executor='single', scan_beams=0, use_map=Fal
     executor = SingleThreadedExecutor(context=ctx)
     executor.add_node(probe)
     stats = []
+    load_end = math.inf
     probe.create_subscription(String, STATS_TOPIC,
                               lambda m: stats.append((time.monotonic(), json.loads(m.data))),
                               10)
@@ -282,6 +284,7 @@ def bench_fleet(n, warmup, measure, executor='single', scan_beams=0, use_map=Fal
         while load_proc.poll() is None:
             executor.spin_once(timeout_sec=0.1)
             cpu.append((time.monotonic(), cpu_seconds(node_proc.pid)))
+        load_end = time.monotonic()
         # Let the last messages be processed and one more stats message arrive.
         end = time.monotonic() + 2.5
         while time.monotonic() < end:
@@ -300,7 +303,8 @@ def bench_fleet(n, warmup, measure, executor='single', scan_beams=0, use_map=Fal
         probe.destroy_node()
         rclpy.try_shutdown(context=ctx)
     # The measurement window: the last `measure` seconds of the load.
-    t_end = max(t for t, _ in stats) - 2.0
+    # The window ends with the load (statistics arrive about a second after their ticks).
+    t_end = min(max(t for t, _ in stats) - 2.0, load_end - 0.5)
     window = [s for t, s in stats if t_end - measure <= t <= t_end]
     before = [s for t, s in stats if t < t_end - measure]
     if not window:  # the node published (almost) no statistics: it was overwhelmed
