@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 import numpy as np
 from orca_nav.core import compute_velocities
-from orca_nav.core.orca import (MAX_REACH_LINES, reach_floor, reach_lines, REACH_MIN_HALF_ANGLE,
-                                REACH_SIDES)
+from orca_nav.core.orca import (brake_conflicts, MAX_REACH_LINES, reach_floor, reach_lines,
+                                REACH_MIN_HALF_ANGLE, REACH_SIDES)
 import pytest
 
 import rvo2_mode_golden as golden  # noqa: I100 -- test/ is on sys.path
@@ -234,3 +234,17 @@ def test_bad_limits_are_refused(bad):
                            neighbor_dist=5.0, max_neighbors=5, time_horizon=2.0,
                            time_horizon_obst=2.0, max_accel=1.0,
                            accel_from=[[np.nan, 0.0]])
+
+
+def test_last_resort_braking_stops_at_the_brake_point():
+    """brake_conflicts slows a limited agent to its floor at most, even where it would stop."""
+    pos = np.array([[0.0, 0.0], [0.3, 0.0]])  # overlapping and closing in: stop
+    nbrs = np.array([[1], [0]])
+    active = np.ones(2, bool)
+    free = np.array([[1.0, 0.0], [-1.0, 0.0]])
+    brake_conflicts(pos, free, np.full(2, 0.2), nbrs, 0.25, active)
+    assert np.all(free == 0.0)  # unlimited: stopped
+    limited = np.array([[1.0, 0.0], [-1.0, 0.0]])
+    brake_conflicts(pos, limited, np.full(2, 0.2), nbrs, 0.25, active, np.array([0.6, 0.0]))
+    assert limited[0].tolist() == pytest.approx([0.6, 0.0])
+    assert limited[1].tolist() == [0.0, 0.0]

@@ -359,6 +359,8 @@ def _reach_set(n: int, max_accel: Optional[ArrayLike], max_decel: Optional[Array
     Returns None when no agent has a limit (RVO2's kernels), else ``orca.solve_all``'s
     ``reach_set``: (accel_r, decel_r, ref, floor), limits x time_step with inf for unlimited.
     """
+    if max_accel is None and max_decel is None and accel_from is None:
+        return None
     radii = []
     for name, value in (('max_accel', max_accel), ('max_decel', max_decel)):
         if value is None:
@@ -430,3 +432,8 @@ def warmup() -> None:
                        **params)
     compute_velocities(pos, np.zeros((3, 2)), prefs, 0.3, 1.0, weights=[0.2, 0.5, 1.0],
                        max_accel=0.5, max_decel=1.0, **params)
+    # The guard's last resort, which only agents that could not give way reach.
+    nbrs = agent_neighbors(pos, 5.0, 4)
+    guard_args = (pos, np.array(prefs), np.full(3, 0.3), nbrs, 0.1, np.ones(3, bool))
+    brake_conflicts(*guard_args)
+    brake_conflicts(*guard_args, np.ones(3))
