@@ -15,7 +15,7 @@ from orca_nav.core import drive
 from orca_nav.sim.scenarios import load_scenario
 import pytest
 
-from test_scenario_worlds import PERIOD, run_world  # noqa: I100 -- test/ is on sys.path
+from test_scenario_worlds import PERIOD, QUICK, run_world  # noqa: I100 -- test/ is on sys.path
 
 LIMITS = {'max_accel': 0.5, 'max_decel': 1.0}  # [m/s^2]
 SLACK = 1.01  # the acceptance's +1 %
@@ -56,6 +56,17 @@ def test_ring_swap_within_acceleration_limits(drive_name):
           f'{run.min_gap:.3f} m, {run.time:.1f} s')
     assert ratio <= SLACK
     assert run.min_gap > 0.0, f'discs overlap by {-run.min_gap:.3f} m'
+    assert run.arrived.all(), f'{np.flatnonzero(~run.arrived)} did not arrive in {run.time} s'
+
+
+@pytest.mark.parametrize('name', QUICK)
+@pytest.mark.parametrize('drive_name', ['holonomic', 'differential'])
+def test_routed_scenes_within_acceleration_limits(name, drive_name):
+    """Walls and routes (shelf, two rooms, U pocket): within the limits, no contact, home."""
+    run = run_world(load_scenario(name), drive_name, fleet=LIMITS)
+    assert worst_ratio(run.commands, drive_name == 'differential', **LIMITS) <= SLACK
+    assert run.min_gap > 0.0, f'discs overlap by {-run.min_gap:.3f} m'
+    assert run.min_wall > 0.0, f'a wall overlap of {-run.min_wall:.3f} m'
     assert run.arrived.all(), f'{np.flatnonzero(~run.arrived)} did not arrive in {run.time} s'
 
 
