@@ -10,6 +10,7 @@ Walkers walk their scripted paths as in the simulator, but this world has no sca
 controller cannot see them: they are neither robots to arrive nor judged for contact here.
 """
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,9 +45,12 @@ class WorldRun:
     commands: np.ndarray  # (T, N, 3) the commands sent (zero for observed robots)
 
 
-def run_world(scenario, drive, **params):
+def run_world(scenario, drive, fleet=None, **params):
     """
     Drive the scenario to the end with the controller in the loop; return a WorldRun.
+
+    fleet : FleetConfig fields to replace after the node's resolution (settings the node has
+    no parameter for yet), or None.
 
     The controller's settings are the node's: the demo's parameters for this scenario
     (orca_nav.sim.processes.node_params, incl. observed robots, weights and groups) plus
@@ -70,7 +74,8 @@ def run_world(scenario, drive, **params):
     robots = np.flatnonzero(~s.walkers)   # scenario rows of the robots the node knows
     data, width, height, resolution, origin = scenario_grid(s)
     grid = GridMap.from_occupancy(data, width, height, resolution, origin)
-    ctrl = FleetController(settings.fleet, settings.navigation, InlineExecutor())
+    config = settings.fleet if fleet is None else dataclasses.replace(settings.fleet, **fleet)
+    ctrl = FleetController(config, settings.navigation, InlineExecutor())
     ctrl.set_map(grid)
     for k in range(c):
         ctrl.set_goal(k, *s.goals[row[k]])

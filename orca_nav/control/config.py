@@ -54,11 +54,24 @@ class FleetConfig:
     # Moving things in the scans (control/people.py): a PeopleConfig, or None (off). Only with
     # scan_enabled.
     people: object = None
+    # Acceleration limits, (N,) or scalar, 0 = unlimited (docs/acceleration.md): ORCA picks
+    # only velocities reachable from the last command within one period, and the drive
+    # mapping clips each command's change to them.
+    max_accel: object = 0.0                # [m/s^2] speeding up (and turning the velocity)
+    max_decel: object = 0.0                # [m/s^2] braking toward a stop
+    max_angular_accel: object = 0.0        # [rad/s^2] differential robots' yaw rate, both ways
 
     @property
     def planning_radius(self) -> np.ndarray:
         """Return (N,) radius + safety_margin [m]: the disc each robot plans with."""
         return self.radius + self.safety_margin
+
+    @property
+    def accel_limits(self) -> tuple:
+        """Return (max_accel, max_decel, max_angular_accel), each (N,) float, 0 = unlimited."""
+        n = len(self.names)
+        return tuple(np.broadcast_to(np.asarray(value, dtype=float), (n,)).copy()
+                     for value in (self.max_accel, self.max_decel, self.max_angular_accel))
 
     @property
     def n(self) -> int:

@@ -133,6 +133,7 @@ class FleetController:
         self.pose_history = PoseHistory(n)        # where each robot was (scans' poses)
         self._sent = []  # (time it takes effect [s], (C, 3) command) of the last ticks
         self._stuck_report = np.full(c, np.nan)   # [s] last stuck warning (NaN: not stuck)
+        self._last_command = None  # (C, 3) the commands of the last tick: accelerations' origin
         self.odom_rejected = np.zeros(n, np.int64)  # odometry refused here, per robot
         self.solver_failures = 0                  # solver calls that raised (then re-run)
 
@@ -254,6 +255,7 @@ class FleetController:
         orca_vel = np.where(diff[:, None], point_vel, centre_vel)
         orca_vel[~fresh] = 0.0
         orca_radius = cfg.planning_radius + cfg.lookahead
+        max_accel, max_decel, accel_from, previous = self._accel_arguments(twist, ahead_yaw)
 
         _, reached, dist = drive.preferred_velocities(
             pos[:c], self.goal, self.has_goal, 0.0, 0.0, cfg.goal_tolerance)
@@ -291,6 +293,7 @@ class FleetController:
                 obstacles = self._obstacles(now, rows, orca_pos, orca_radius, active)
                 k = len(extra[2])
                 speed = np.hypot(*extra[1].T) if k else np.zeros(0)
+                zeros = np.zeros(k)  # moving tracks: no acceleration limits
                 args = self.give_way.core_arguments(cfg, now, rows)
                 return compute_velocities(
                     np.concatenate([orca_pos[rows], extra[0]]),
@@ -302,7 +305,10 @@ class FleetController:
                     max_neighbors=cfg.max_neighbors, time_horizon=cfg.time_horizon,
                     time_horizon_obst=cfg.time_horizon_obst, obstacles=obstacles,
                     active=np.concatenate([active[rows], np.zeros(k, bool)]),
-                    collision_guard=True, **_with_immovable(args, k))[:len(rows)]
+                    collision_guard=True, max_accel=np.concatenate([max_accel[rows], zeros]),
+                    max_decel=np.concatenate([max_decel[rows], zeros]),
+                    accel_from=np.concatenate([accel_from[rows], extra[1]]),
+                    **_with_immovable(args, k))[:len(rows)]
 
             def finite(rows):
                 values = np.column_stack([orca_pos[rows], orca_vel[rows], all_pref[rows],
@@ -318,7 +324,8 @@ class FleetController:
 
         warnings += self.navigator.warnings
         self.navigator.warnings = []
-        cmd = self._commands(new_vel[:c], ahead_yaw[:c], active[:c], warnings)
+        cmd = self._commands(new_vel[:c], ahead_yaw[:c], active[:c], warnings, previous)
+        self._last_command = cmd.copy()
         self._sent = [(t, sent) for t, sent in self._sent if t > now - MAX_EXTRAPOLATION]
         self._sent.append((now + cfg.period, cmd.copy()))
         states = [self._state(i, inputs.has_pose[i], valid[i], fresh[i], reached[i],
@@ -512,15 +519,45 @@ class FleetController:
         return Obstacles.build(segments=np.concatenate(parts),
                                segment_owner=np.concatenate(owners))
 
-    def _commands(self, velocities, yaw, active, warnings):
+    def _accel_arguments(self, twist, yaw):
+        """
+        Return the core's acceleration arguments for the N rows and their origin commands.
+
+        Returns max_accel, max_decel (N,) [m/s^2] (0 = unlimited), accel_from (N, 2) [m/s]
+        global, previous (C, 3). The limits are measured from the last commands sent
+        (``previous``: what each robot was told, not its noisy odometry; the odometry twist
+        before the first tick). A differential robot's ORCA agent is its look-ahead point P,
+        whose velocity changes by dv forward and D dw sideways: P gets the tighter of
+        max_accel (max_decel) and D x max_angular_accel, so that what ORCA picks keeps
+        |dv| and |dw| within the limits (the drive mapping clips what rounding or the speed
+        scaling leaves).
+        """
+        cfg = self.config
+        c = cfg.n_controlled
+        accel, decel, angular = cfg.accel_limits
+        previous = twist[:c].copy() if self._last_command is None else self._last_command
+        body = twist.copy()
+        body[:c] = previous
+        diff = cfg.differential
+        accel_from = np.where(
+            diff[:, None],
+            drive.lookahead_velocities(body[:, 0], body[:, 2], yaw, cfg.lookahead),
+            drive.body_to_world(body[:, :2], yaw))
+        sideways = np.where(angular > 0.0, cfg.lookahead * angular, 0.0)
+        max_accel = np.where(diff, _tighter(accel, sideways), accel)
+        max_decel = np.where(diff, _tighter(decel, sideways), decel)
+        return max_accel, max_decel, accel_from, previous
+
+    def _commands(self, velocities, yaw, active, warnings, previous=None):
         """
         Global ORCA velocities (C, 2) -> body-frame commands (C, 3) of active robots.
 
+        previous : (C, 3) the last commands (the acceleration limits' origin) or None.
         Computed for all robots at once; if that raises, robot by robot, and a robot whose
         own mapping fails gets a zero command (and a warning), the others theirs.
         """
         try:
-            return self._map_commands(velocities, yaw, active)
+            return self._map_commands(velocities, yaw, active, previous)
         except Exception:  # noqa: B902 -- isolate the robot it fails for, below
             pass
         cmd = np.zeros((self.config.n_controlled, 3))
@@ -528,13 +565,18 @@ class FleetController:
             alone = np.zeros_like(active)
             alone[i] = True
             try:
-                cmd[i] = self._map_commands(velocities, yaw, alone)[i]
+                cmd[i] = self._map_commands(velocities, yaw, alone, previous)[i]
             except Exception as exc:  # noqa: B902 -- only this robot stops
                 warnings.append((int(i), f'command: drive mapping failed ({exc!r}); stopped'))
         return cmd
 
-    def _map_commands(self, velocities, yaw, active):
-        """Map the velocities of the active robots to their drives' commands, then limit."""
+    def _map_commands(self, velocities, yaw, active, previous=None):
+        """
+        Map the velocities of the active robots to their drives' commands, then limit.
+
+        Differential robots' (v, w) changes are clipped to the acceleration limits from
+        ``previous`` (C, 3); holonomic robots' velocities are reachable already (the core).
+        """
         cfg = self.config
         c = cfg.n_controlled
         cmd = np.zeros((c, 3))
@@ -545,9 +587,12 @@ class FleetController:
             cmd[hol, :2] = drive.holonomic_command(velocities[hol], yaw[hol],
                                                    cfg.max_speed[:c][hol])
         if dif.any():
-            lin, ang = drive.differential_command(velocities[dif], yaw[dif],
-                                                  cfg.lookahead[:c][dif], cfg.max_speed[:c][dif],
-                                                  cfg.max_angular_speed[:c][dif])
+            accel, decel, angular = (limit[:c][dif] for limit in cfg.accel_limits)
+            lin, ang = drive.differential_command(
+                velocities[dif], yaw[dif], cfg.lookahead[:c][dif], cfg.max_speed[:c][dif],
+                cfg.max_angular_speed[:c][dif],
+                None if previous is None else (previous[dif, 0], previous[dif, 2]),
+                accel, decel, angular, cfg.period)
             cmd[dif, 0] = lin
             cmd[dif, 2] = ang
         return self.limit(cmd)
@@ -562,6 +607,11 @@ class FleetController:
         cmd[~cfg.differential[:c], 2] = 0.0
         cmd[:, 2] = np.clip(cmd[:, 2], -cfg.max_angular_speed[:c], cfg.max_angular_speed[:c])
         return cmd
+
+
+def _tighter(a, b):
+    """Elementwise the smaller of two limits where 0 means unlimited."""
+    return np.where(a > 0.0, np.where(b > 0.0, np.minimum(a, b), a), b)
 
 
 def _with_immovable(args, k):

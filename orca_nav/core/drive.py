@@ -39,6 +39,11 @@ direction. Why this method rather than NH-ORCA (Alonso-Mora et al. 2010):
   may back up briefly when its goal is behind it (P then moves toward the goal while the robot
   turns).
 
+Acceleration limits (``limit_change``): ORCA itself only picks velocities of P reachable within
+one period (``compute_velocities(max_accel=..., max_decel=...)``); the drive mapping then clips
+the change of each command, v and w separately, to what the robot can do within one period, so
+that the published commands respect the limits even where the common scaling above moved them.
+
 Goals are tracked by the robot centre p, not by P: the preferred velocity of P points from p to
 the goal and is zero once p is within the goal tolerance, so a robot stops with its centre on
 the goal.
@@ -154,17 +159,59 @@ def lookahead_velocities(v: np.ndarray, w: np.ndarray, yaw: ArrayLike,
     return np.stack([v * c - w * d * s, v * s + w * d * c], axis=1)
 
 
+def limit_change(values: ArrayLike, previous: ArrayLike, max_accel: ArrayLike,
+                 max_decel: ArrayLike, dt: float) -> np.ndarray:
+    """
+    Clip each of (N,) ``values`` to what is reachable from ``previous`` (N,) within ``dt`` [s].
+
+    The 1-D form of the core's reachable set (``orca.reach_lines``) along the direction of
+    motion: away from zero by at most max_accel x dt; toward zero by at most max_decel x dt,
+    but where max_decel is the larger only down to a stop (braking does not reverse: past
+    zero it is accelerating again), never less than max_accel x dt. max_accel, max_decel :
+    (N,) or scalar [units/s^2], 0 or inf = unlimited. At zero, max_accel x dt either way.
+
+    >>> limit_change([1.0, -1.0, 0.0], [0.5, 0.5, 0.05], 0.5, 1.0, 0.1).tolist()
+    [0.55, 0.4, 0.0]
+    """
+    values = np.asarray(values, dtype=float)
+    previous = np.asarray(previous, dtype=float)
+    a_r = _reach(max_accel, dt, values.shape)
+    b_r = _reach(max_decel, dt, values.shape)
+    sign = np.where(previous < 0.0, -1.0, 1.0)
+    x0 = np.abs(previous)
+    with np.errstate(invalid='ignore'):
+        lower = np.where(b_r < a_r, b_r, np.maximum(np.minimum(b_r, x0), a_r))
+        lower = np.where(x0 > 0.0, lower, a_r)
+        x = np.clip(sign * values, x0 - lower, x0 + a_r)
+    return sign * x
+
+
+def _reach(limit: ArrayLike, dt: float, shape) -> np.ndarray:
+    """Limits (0 or inf: unlimited) x dt, broadcast to ``shape``; inf where unlimited."""
+    limit = np.broadcast_to(np.asarray(limit, dtype=float), shape)
+    return np.where((limit > 0.0) & np.isfinite(limit), limit * dt, np.inf)
+
+
 def differential_command(velocities: ArrayLike, yaw: ArrayLike, lookahead: ArrayLike,
-                         max_speed: ArrayLike,
-                         max_angular_speed: ArrayLike) -> Tuple[np.ndarray, np.ndarray]:
+                         max_speed: ArrayLike, max_angular_speed: ArrayLike,
+                         previous: Optional[Tuple[ArrayLike, ArrayLike]] = None,
+                         max_accel: ArrayLike = 0.0, max_decel: ArrayLike = 0.0,
+                         max_angular_accel: ArrayLike = 0.0,
+                         dt: float = 0.0) -> Tuple[np.ndarray, np.ndarray]:
     """
     Unicycle commands (v, w) that give the look-ahead points the ORCA velocities.
 
     velocities : (N, 2) global ORCA velocities of the look-ahead points [m/s]
     yaw : (N,) [rad]; lookahead : (N,) or scalar D > 0 [m]
     max_speed : (N,) or scalar [m/s]; max_angular_speed : (N,) or scalar [rad/s]
+    previous : (v (N,), w (N,)) the last commands, or None (no acceleration limits).
+    max_accel, max_decel [m/s^2], max_angular_accel [rad/s^2] : (N,) or scalar, 0 =
+        unlimited; with ``previous`` and ``dt`` [s], v and w are then each clipped to what
+        is reachable from the previous command within dt (``limit_change``; the angular
+        limit applies both ways).
     Returns v (N,) [m/s], w (N,) [rad/s], finite, |v| <= max_speed, |w| <= max_angular_speed,
-    scaled by one common factor per robot (the curvature v / w is kept).
+    scaled by one common factor per robot (the curvature v / w is kept, unless the
+    acceleration limits clip one of them).
     """
     velocities = np.asarray(velocities, dtype=float)
     c, s = np.cos(yaw), np.sin(yaw)
@@ -179,4 +226,13 @@ def differential_command(velocities: ArrayLike, yaw: ArrayLike, lookahead: Array
     # One factor for both: the smallest of 1, v_max / |v| and w_max / |w|.
     scale = np.minimum(1.0, np.minimum(v_max / np.maximum(np.abs(v), TINY_DISTANCE),
                                        w_max / np.maximum(np.abs(w), TINY_DISTANCE)))
-    return v * scale, w * scale
+    v = v * scale
+    w = w * scale
+    if previous is not None and dt > 0.0:
+        v_prev, w_prev = (np.broadcast_to(np.asarray(p, dtype=float), v.shape)
+                          for p in previous)
+        # Within the speed limits still, when the previous command was: the clip moves each
+        # value toward the previous one.
+        v = limit_change(v, v_prev, max_accel, max_decel, dt)
+        w = limit_change(w, w_prev, max_angular_accel, max_angular_accel, dt)
+    return v, w

@@ -56,6 +56,17 @@ FALLBACK_TURN = 0.7
 HARD_MARGIN = 0.02
 # Below this length a vector is treated as zero when it has to be normalised (avoids NaN).
 TINY = 1e-12
+# The circular arcs of the reachable set (``reach_lines``) are replaced by inscribed polygons of
+# this many sides per full turn: the polygon lies inside the set (every answer is reachable)
+# and gives up at most 1 - cos(pi / 16) = 1.9 % of the acceleration in the worst direction.
+REACH_SIDES = 16
+# The cone of braking is cut where it gets thinner than this half-angle [rad]: its two edges
+# would otherwise be "parallel" to the linear programs (EPSILON) and bound nothing. Braking
+# then reaches 1 / sin(0.01) = 100 x max_accel x time_step at most.
+REACH_MIN_HALF_ANGLE = 0.01
+# At most this many reach lines per agent: the arc's sides, plus the two edges to the brake
+# point (or the one braking chord).
+MAX_REACH_LINES = REACH_SIDES + 2
 
 
 @njit(cache=True)
@@ -205,6 +216,104 @@ def linear_program3(lines, n_lines, num_obst_lines, begin_line, radius, rx, ry, 
                 ry = ty
             distance = _det(dx, dy, px - rx, py - ry)
     return rx, ry
+
+
+@njit(cache=True)
+def reach_lines(lines, ref_x, ref_y, accel_r, decel_r):
+    """
+    Write the half-planes of the velocities reachable within one step; return how many.
+
+    At most MAX_REACH_LINES, in rows 0.. of ``lines``, counter-clockwise, permitted side on
+    the left. ref : the velocity now [m/s] (in the controller: the last command).
+    accel_r, decel_r : max_accel x time step and max_decel x time step [m/s], ``inf`` for
+    unlimited. The set
+    (see docs/acceleration.md), with u = ref / |ref| and brake = min(decel_r, |ref|), the
+    speed that can be shed in one step (braking stops at a stop, it does not reverse; and
+    brake is at most 100 x accel_r, REACH_MIN_HALF_ANGLE):
+
+    - the disc of radius accel_r around ref (accelerating, in any direction, at max_accel);
+    - decel_r > accel_r: its convex hull with the brake point ``ref - brake u`` (braking at
+      max_decel for part of the step, accelerating for the rest), a disc with a cone toward
+      the origin; every velocity in the cone outside the disc is slower than ref;
+    - decel_r < accel_r: cut by the chord ``(v - ref) . u >= -decel_r`` (the speed along the
+      current direction falls by at most decel_r);
+    - accel_r unlimited: that cut alone (none at all when decel_r is unlimited too).
+
+    The arcs are replaced by inscribed polygons (REACH_SIDES per turn), so every velocity inside
+    the lines is reachable; the brake point is a vertex (or on the chord) and so the slowest
+    reachable velocity, ``ref - brake u``, is exactly inside: its speed is ``|ref| - brake``.
+    At rest (|ref| <= TINY) the set is the disc.
+    """
+    speed = math.sqrt(ref_x * ref_x + ref_y * ref_y)
+    moving = speed > TINY
+    ux = ref_x / speed if moving else 1.0
+    uy = ref_y / speed if moving else 0.0
+    if not accel_r < np.inf:
+        if decel_r < np.inf and moving:
+            # Acceleration unlimited: only the braking cut, permitted side toward +u.
+            return _put(lines, 0, ref_x - decel_r * ux, ref_y - decel_r * uy, uy, -ux)
+        return 0
+    brake = min(decel_r, speed, accel_r / math.sin(REACH_MIN_HALF_ANGLE))
+    cone = brake > accel_r
+    chord = not cone and decel_r < accel_r and moving
+    if cone:
+        # The tangents from the brake point touch the disc this far from -u.
+        theta0 = math.acos(accel_r / brake)
+    elif chord:
+        # The chord cuts the disc this far from -u.
+        theta0 = math.acos(decel_r / accel_r)
+    else:
+        theta0 = 0.0
+    span = 2.0 * math.pi - 2.0 * theta0
+    m = max(1, int(math.ceil(span * REACH_SIDES / (2.0 * math.pi) - 1e-9)))
+    step = span / m
+    # Angles are counted counter-clockwise from -u (the braking direction); the lines go
+    # round the polygon counter-clockwise.
+    base = math.atan2(-uy, -ux)
+    n = 0
+    if cone:
+        # Brake point -> first arc vertex (offsets from ref, so that a small accel_r keeps
+        # exact directions).
+        first_x = accel_r * math.cos(base + theta0) + brake * ux
+        first_y = accel_r * math.sin(base + theta0) + brake * uy
+        dx, dy = _unit_or(first_x, first_y, -uy, ux)
+        n = _put(lines, n, ref_x - brake * ux, ref_y - brake * uy, dx, dy)
+    for k in range(m):
+        a = base + theta0 + k * step
+        mid = a + 0.5 * step
+        # One side of the arc, inscribed: from the vertex at angle a to the next.
+        n = _put(lines, n, ref_x + accel_r * math.cos(a), ref_y + accel_r * math.sin(a),
+                 -math.sin(mid), math.cos(mid))
+    if cone:
+        # Last arc vertex -> brake point.
+        last_x = accel_r * math.cos(base - theta0)
+        last_y = accel_r * math.sin(base - theta0)
+        dx, dy = _unit_or(-brake * ux - last_x, -brake * uy - last_y, -uy, ux)
+        n = _put(lines, n, ref_x + last_x, ref_y + last_y, dx, dy)
+    elif chord:
+        # The braking chord, from the last arc vertex to the first.
+        n = _put(lines, n, ref_x - decel_r * ux, ref_y - decel_r * uy, uy, -ux)
+    return n
+
+
+@njit(cache=True)
+def reach_floor(lines, n_reach, vx, vy):
+    """
+    Smallest f in [0, 1] with f v inside the first ``n_reach`` lines (1 if none is smaller).
+
+    How far ``brake_conflicts`` may scale a reachable velocity v down and stay reachable (the
+    lines are convex, so every f between this and 1 is fine when v itself is inside).
+    """
+    floor = 0.0
+    for k in range(n_reach):
+        # det(d, p - f v) <= 0  <=>  det(d, p) <= f det(d, v).
+        dv = _det(lines[k, 2], lines[k, 3], vx, vy)
+        dp = _det(lines[k, 2], lines[k, 3], lines[k, 0], lines[k, 1])
+        if dv > 0.0:
+            floor = max(floor, dp / dv)
+        elif dv == 0.0 and dp > 0.0:
+            return 1.0
+    return min(floor, 1.0)
 
 
 @njit(cache=True)
@@ -567,7 +676,7 @@ def _agent_lines(lines, n, i, positions, velocities, radius, agent_nbrs, inv_th,
 def solve_all(positions, velocities, prefs, radius, max_speed, agent_nbrs, obst_offsets,
               obst_edges, ob_point, ob_next, ob_prev, ob_dir, ob_convex, time_step,
               time_horizon, time_horizon_obst, responsibility, active, hard_step_lines,
-              stuck_in, fixed_vel, stuck_out, out):
+              stuck_in, fixed_vel, stuck_out, out, reach_set=None):
     """
     Write the new velocities of all active agents into ``out`` (N, 2).
 
@@ -591,6 +700,17 @@ def solve_all(positions, velocities, prefs, radius, max_speed, agent_nbrs, obst_
     stuck_in, fixed_vel : (N,) bool, (N, 2). A neighbour marked stuck (it could not take its
         share of the one-step responsibility, e.g. pinned against a wall) is avoided with FULL
         responsibility, as a moving obstacle with its already chosen velocity ``fixed_vel``.
+    reach_set : acceleration limits. None: none (RVO2; compiled without a trace of them). Or
+        (accel_r, decel_r, ref, floor): (N,) max_accel x time_step and max_decel x time_step
+        [m/s] (inf: unlimited), (N, 2) the velocity they are measured from, (N,) output. The
+        lines of ``reach_lines`` come first and are never relaxed: linear program 3 keeps them
+        hard with the obstacle lines. If obstacles (and, with the guard, one-step lines)
+        cannot be kept within them, program 3 least-violates those, reach lines hard (the
+        agent brakes as hard as it may), agent lines dropped, and the agent is marked in
+        ``stuck_out`` (guard on). If even max_speed is out of reach (the brake point of
+        ``reach_lines`` is faster), the answer is ref scaled to max_speed (max_speed wins).
+        ``floor[i]`` receives ``reach_floor`` of the answer: how far ``brake_conflicts``
+        may slow it down.
     Rows of ``out`` of inactive agents are left as they are.
     """
     n_agents = positions.shape[0]
@@ -599,6 +719,9 @@ def solve_all(positions, velocities, prefs, radius, max_speed, agent_nbrs, obst_
     for i in range(n_agents):
         max_obst = max(max_obst, obst_offsets[i + 1] - obst_offsets[i])
     n_rows = max_obst + 2 * k_max + 1
+    if reach_set is not None:
+        accel_r, decel_r, ref, floor = reach_set
+        n_rows += MAX_REACH_LINES
     inv_th = 1.0 / time_horizon
     inv_th_obst = 1.0 / time_horizon_obst
     inv_dt = 1.0 / time_step
@@ -620,9 +743,17 @@ def solve_all(positions, velocities, prefs, radius, max_speed, agent_nbrs, obst_
         py = positions[i, 1]
         vx = velocities[i, 0]
         vy = velocities[i, 1]
-        n_obst = obstacle_lines(lines, px, py, vx, vy, radius[i], inv_th_obst,
-                                obst_edges[obst_offsets[i]:obst_offsets[i + 1]],
-                                ob_point, ob_next, ob_prev, ob_dir, ob_convex, cases)
+        if reach_set is None:
+            n_obst = obstacle_lines(lines, px, py, vx, vy, radius[i], inv_th_obst,
+                                    obst_edges[obst_offsets[i]:obst_offsets[i + 1]],
+                                    ob_point, ob_next, ob_prev, ob_dir, ob_convex, cases)
+        else:
+            # The reachable velocities first (hardest of all), then the obstacle lines.
+            n_reach = reach_lines(lines, ref[i, 0], ref[i, 1], accel_r[i], decel_r[i])
+            n_obst = n_reach + obstacle_lines(
+                lines[n_reach:], px, py, vx, vy, radius[i], inv_th_obst,
+                obst_edges[obst_offsets[i]:obst_offsets[i + 1]], ob_point, ob_next, ob_prev,
+                ob_dir, ob_convex, cases)
         n = n_obst
         if hard_step_lines:
             # One-step lines for the neighbours that could touch this agent before the next
@@ -668,7 +799,23 @@ def solve_all(positions, velocities, prefs, radius, max_speed, agent_nbrs, obst_
         fail, rx, ry = linear_program2(lines, n, max_speed[i], prefs[i, 0], prefs[i, 1], False)
         if fail < n:
             done = False
-            if n_hard > n_obst:
+            if reach_set is not None and fail < n_obst:
+                if fail < n_reach:
+                    # Not even max_speed is reachable: shed as much speed as possible, then
+                    # max_speed wins (the brake point's direction, at max_speed).
+                    speed = math.sqrt(ref[i, 0] ** 2 + ref[i, 1] ** 2)
+                    scale = max_speed[i] / speed if speed > max_speed[i] else 1.0
+                    rx = ref[i, 0] * scale
+                    ry = ref[i, 1] * scale
+                else:
+                    # Obstacles (and one-step lines) cannot be kept within reach: least
+                    # violation of those, reach lines hard, agent lines dropped.
+                    rx, ry = linear_program3(lines, n_hard, n_reach, fail, max_speed[i], rx,
+                                             ry, proj)
+                if hard_step_lines:
+                    stuck_out[i] = True
+                done = True
+            if not done and n_hard > n_obst:
                 # Conflict: stay inside the obstacle and one-step lines, as close as possible
                 # to the preferred velocity turned to the right (keep-right convention).
                 c = math.cos(FALLBACK_TURN)
@@ -691,6 +838,8 @@ def solve_all(positions, velocities, prefs, radius, max_speed, agent_nbrs, obst_
                 rx, ry = linear_program3(lines, n, n_obst, fail, max_speed[i], rx, ry, proj)
         out[i, 0] = rx
         out[i, 1] = ry
+        if reach_set is not None:
+            floor[i] = reach_floor(lines, n_reach, rx, ry)
 
 
 @njit(cache=True)
@@ -763,7 +912,7 @@ def _safe_fraction(dx, dy, wx, wy, combined_radius, time_step):
 
 
 @njit(cache=True)
-def brake_conflicts(positions, velocities, radius, agent_nbrs, time_step, active):
+def brake_conflicts(positions, velocities, radius, agent_nbrs, time_step, active, floor=None):
     """
     Last resort: brake pairs whose chosen velocities still touch within one time step.
 
@@ -772,6 +921,11 @@ def brake_conflicts(positions, velocities, radius, agent_nbrs, time_step, active
     conflict are stopped, round after round, until none is (all stopped is safe for agents that
     are apart). Inactive agents are not ours to brake. Modifies ``velocities``; returns the
     number of agents braked.
+
+    floor : (N,) or None. With acceleration limits an agent is slowed to at most ``floor[i]``
+    times its velocity (``reach_floor``: slower is out of reach within the step), even when
+    "stopped"; the rounds end early once none changes (a contact no reachable velocity
+    avoids is left as it is).
     """
     n = positions.shape[0]
     k_max = agent_nbrs.shape[1]
@@ -803,10 +957,24 @@ def brake_conflicts(positions, velocities, radius, agent_nbrs, time_step, active
                         conflict = True
         if not conflict:
             break
-        for i in range(n):
-            if scale[i] < 1.0:
-                braked[i] = True
-                s = 0.0 if rnd >= GUARD_ROUNDS else scale[i]
-                velocities[i, 0] *= s
-                velocities[i, 1] *= s
+        if floor is None:
+            for i in range(n):
+                if scale[i] < 1.0:
+                    braked[i] = True
+                    s = 0.0 if rnd >= GUARD_ROUNDS else scale[i]
+                    velocities[i, 0] *= s
+                    velocities[i, 1] *= s
+        else:
+            changed = False
+            for i in range(n):
+                s = max(0.0 if rnd >= GUARD_ROUNDS else scale[i], floor[i])
+                if s < 1.0 and (velocities[i, 0] != 0.0 or velocities[i, 1] != 0.0):
+                    braked[i] = True
+                    changed = True
+                    velocities[i, 0] *= s
+                    velocities[i, 1] *= s
+                    # What is left of the floor after this scaling.
+                    floor[i] = min(floor[i] / s, 1.0) if s > 0.0 else 1.0
+            if not changed:
+                break
     return int(np.sum(braked))

@@ -241,7 +241,9 @@ def compute_velocities(positions: ArrayLike, velocities: ArrayLike, pref_velocit
                        active: Optional[ArrayLike] = None,
                        collision_guard: bool = False, weights: Optional[ArrayLike] = None,
                        immovable: Optional[ArrayLike] = None, groups: Optional[ArrayLike] = None,
-                       ignore: Optional[ArrayLike] = None) -> np.ndarray:
+                       ignore: Optional[ArrayLike] = None, max_accel: Optional[ArrayLike] = None,
+                       max_decel: Optional[ArrayLike] = None,
+                       accel_from: Optional[ArrayLike] = None) -> np.ndarray:
     """
     ORCA velocities for every agent at once (RVO2's ``computeNewVelocity`` for all agents).
 
@@ -276,6 +278,20 @@ def compute_velocities(positions: ArrayLike, velocities: ArrayLike, pref_velocit
         does not avoid neighbour j at all when ``ignore[i, groups[j]]`` (no half-plane, no
         one-step line, no neighbour place taken); j then avoids i alone, unless j ignores i's
         group too.
+    max_accel, max_decel : (N,) or scalar [m/s^2], or None; 0, inf or None: unlimited. The
+        new velocity is one the agent can reach from ``accel_from`` within ``time_step``:
+        within max_accel x time_step of it in any direction, and, where max_decel is larger,
+        also braking toward a stop at up to max_decel x time_step (the convex hull of both;
+        where max_decel is smaller, the speed along the current direction falls by at most
+        max_decel x time_step). See ``orca.reach_lines`` and docs/acceleration.md. These
+        constraints are never relaxed: where no collision-free velocity is reachable, the
+        agent takes the reachable one that least violates the obstacle (and one-step) lines,
+        i.e. brakes as hard as it may, and only max_speed can override them (an agent faster
+        than max_speed + max_decel x time_step is given max_speed). Braking reaches at most
+        100 x max_accel x time_step (``orca.REACH_MIN_HALF_ANGLE``). Without limits (the
+        default) the answer is RVO2's, bit for bit.
+    accel_from : (N, 2) [m/s] or None: the velocity the limits are measured from (a robot's
+        last command); None: ``velocities``.
     Returns (N, 2) float64 new velocities, finite, with |v_i| <= max_speed_i.
     Raises ValueError when an argument is out of range or not finite.
     """
@@ -303,6 +319,7 @@ def compute_velocities(positions: ArrayLike, velocities: ArrayLike, pref_velocit
             raise ValueError(f'active must have shape ({n},), got {active.shape}')
     responsibility, search_groups, search_ignore = _responsibility(n, weights, immovable,
                                                                    groups, ignore)
+    reach_set = _reach_set(n, max_accel, max_decel, accel_from, velocities, time_step)
     if obstacles is None:
         obstacles = Obstacles.empty()
     out = velocities.copy()
@@ -318,14 +335,49 @@ def compute_velocities(positions: ArrayLike, velocities: ArrayLike, pref_velocit
                 obstacles.convex, time_step, time_horizon, time_horizon_obst, responsibility)
     immovable = None if responsibility is None else responsibility[1]
     stuck = np.zeros(n, bool)
-    _solve(geometry, immovable, active, collision_guard, np.zeros(n, bool), out, stuck, out)
+    _solve(geometry, immovable, active, collision_guard, np.zeros(n, bool), out, stuck, out,
+           reach_set)
     if collision_guard and np.any(stuck):
         # Second pass: the neighbours of agents that could not give way take it all on.
         near_stuck = np.any(np.where(nbrs >= 0, stuck[nbrs], False), axis=1)
         redo = active & ~stuck & near_stuck
-        _solve(geometry, immovable, redo, True, stuck, out.copy(), np.zeros(n, bool), out)
-        brake_conflicts(positions, out, radius, nbrs, time_step, active)
+        _solve(geometry, immovable, redo, True, stuck, out.copy(), np.zeros(n, bool), out,
+               reach_set)
+        if reach_set is None:
+            brake_conflicts(positions, out, radius, nbrs, time_step, active)
+        else:
+            brake_conflicts(positions, out, radius, nbrs, time_step, active, reach_set[3])
     return _enforce_limits(out, max_speed)
+
+
+def _reach_set(n: int, max_accel: Optional[ArrayLike], max_decel: Optional[ArrayLike],
+               accel_from: Optional[ArrayLike], velocities: np.ndarray,
+               time_step: float) -> Optional[tuple]:
+    """
+    Check the acceleration arguments of ``compute_velocities``.
+
+    Returns None when no agent has a limit (RVO2's kernels), else ``orca.solve_all``'s
+    ``reach_set``: (accel_r, decel_r, ref, floor), limits x time_step with inf for unlimited.
+    """
+    if max_accel is None and max_decel is None and accel_from is None:
+        return None
+    radii = []
+    for name, value in (('max_accel', max_accel), ('max_decel', max_decel)):
+        if value is None:
+            radii.append(np.full(n, np.inf))
+            continue
+        arr = np.broadcast_to(np.asarray(value, dtype=float), (n,))
+        if np.any(np.isnan(arr)) or np.any(arr < 0):
+            bad = arr[np.isnan(arr) | (arr < 0)][0]
+            raise ValueError(f'{name} must be non-negative (0 or inf: unlimited), got {bad!r}')
+        radii.append(np.where((arr > 0) & np.isfinite(arr), arr * time_step, np.inf))
+    accel_r, decel_r = radii
+    if not (np.any(np.isfinite(accel_r)) or np.any(np.isfinite(decel_r))):
+        if accel_from is not None:
+            _check_array('accel_from', accel_from, (n, 2))
+        return None
+    ref = velocities if accel_from is None else _check_array('accel_from', accel_from, (n, 2))
+    return accel_r, decel_r, ref, np.ones(n)
 
 
 def _solve(geometry: tuple, immovable: Optional[np.ndarray], active: np.ndarray,
@@ -335,11 +387,20 @@ def _solve(geometry: tuple, immovable: Optional[np.ndarray], active: np.ndarray,
 
     The movable agents avoid the immovable ones' new velocity, so those are planned first.
     """
+    *rest, reach_set = rest
     if immovable is None or not np.any(active & immovable):
+        _solve_all(geometry, active, rest, reach_set)
+    else:
+        _solve_all(geometry, active & immovable, rest, reach_set)
+        _solve_all(geometry, active & ~immovable, rest, reach_set)
+
+
+def _solve_all(geometry, active, rest, reach_set):
+    """``orca.solve_all``, without its ``reach_set`` argument when there are no limits."""
+    if reach_set is None:
         solve_all(*geometry, active, *rest)
     else:
-        solve_all(*geometry, active & immovable, *rest)
-        solve_all(*geometry, active & ~immovable, *rest)
+        solve_all(*geometry, active, *rest, reach_set)
 
 
 def _enforce_limits(vel: np.ndarray, max_speed: np.ndarray) -> np.ndarray:
@@ -366,3 +427,13 @@ def warmup() -> None:
     compute_velocities(pos, np.zeros((3, 2)), prefs, 0.3, 1.0, weights=[0.2, 0.5, 1.0],
                        groups=[0, 1, 0], ignore=[[False, True], [False, False], [False, False]],
                        **params)
+    # The kernels with acceleration limits, plain and with shares (the controller's case).
+    compute_velocities(pos, np.zeros((3, 2)), prefs, 0.3, 1.0, max_accel=0.5, max_decel=1.0,
+                       **params)
+    compute_velocities(pos, np.zeros((3, 2)), prefs, 0.3, 1.0, weights=[0.2, 0.5, 1.0],
+                       max_accel=0.5, max_decel=1.0, **params)
+    # The guard's last resort, which only agents that could not give way reach.
+    nbrs = agent_neighbors(pos, 5.0, 4)
+    guard_args = (pos, np.array(prefs), np.full(3, 0.3), nbrs, 0.1, np.ones(3, bool))
+    brake_conflicts(*guard_args)
+    brake_conflicts(*guard_args, np.ones(3))
