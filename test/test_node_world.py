@@ -47,6 +47,7 @@ class World:
         self.offsets = np.zeros((len(names), 3)) if offsets is None else np.array(offsets)
         self.cmd = np.zeros((len(names), 3))
         self.cmd_count = np.zeros(len(names), int)
+        self.commands = []  # (N, 3) the commands of every tick, in order
         self.t = 1.0
         self.min_gap = np.inf                               # min distance minus sum of radii
         # Walls only the laser scans show: (M, 2, 2) segments; min_wall_gap as min_gap.
@@ -204,6 +205,7 @@ def run_fleet(context, names, starts, goals, drives, radii, overrides, max_time,
             # Every command round the node has published, received (none still in flight).
             spin_until(executor, lambda: node.monitor.ticks > ticks
                        and (world.cmd_count == node.outputs.commands_published).all())
+            world.commands.append(world.cmd.copy())
             world.integrate(dt)
             at_goal = np.linalg.norm(world.pose[:, :2] - np.asarray(goals), axis=1)
             if (at_goal <= goal_tolerance + 1e-6).all() and not world.cmd.any():
@@ -240,6 +242,46 @@ def test_circle_swap_through_centre(context, drive):
     assert arrival is not None, f'not all arrived: poses {world.pose.round(2).tolist()}'
     assert stats['tick_errors'] == 0
     assert stats['missed_periods'] == 0
+    # Without acceleration limits the commands jump (from rest to full speed at once).
+    speed_up, _ = _command_changes(world.commands, drive)
+    assert speed_up.max() > 2.0 * ACCEL / RATE
+
+
+ACCEL, DECEL = 0.5, 1.0  # [m/s^2] the limits of the acceleration test
+
+
+def _command_changes(commands, drive):
+    """Largest speed-up and largest braking between consecutive ticks, per robot [m/s]."""
+    cmd = np.asarray(commands)
+    if drive == 'differential':
+        speed = np.abs(cmd[:, :, 0])
+        change = np.abs(np.diff(cmd[:, :, 0], axis=0))
+    else:
+        speed = np.hypot(cmd[:, :, 0], cmd[:, :, 1])
+        change = np.hypot(*np.diff(cmd[:, :, :2], axis=0).transpose(2, 0, 1))
+    faster = np.diff(speed, axis=0) > 0.0
+    return (np.where(faster, change, 0.0).max(axis=0),
+            np.where(faster, 0.0, change).max(axis=0))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('drive', ['holonomic', 'differential'])
+def test_acceleration_limits_hold_in_the_circle_swap(context, drive):
+    """max_accel 0.5, max_decel 1.0: no command changes faster, no contact, all arrive."""
+    n, radius = 8, 0.2
+    names = [f'robot{i + 1}' for i in range(n)]
+    starts, goals = circle_swap(n, 2.0)
+    overrides = {'drive': drive, 'radius': radius, 'max_speed': 0.5,
+                 'max_angular_speed': 2.0, 'lookahead_distance': 0.1,
+                 'max_accel': ACCEL, 'max_decel': DECEL}
+    world, stats, arrival = run_fleet(context, names, starts, goals, [drive] * n,
+                                      [radius] * n, overrides, max_time=60.0)
+    assert world.min_gap >= 0.0, f'robots overlapped by {-world.min_gap:.4f} m'
+    assert arrival is not None, f'not all arrived: poses {world.pose.round(2).tolist()}'
+    speed_up, braking = _command_changes(world.commands, drive)
+    # Speeding up: at most max_accel per period; any change: at most max_decel (+1 %).
+    assert speed_up.max() <= ACCEL / RATE * 1.01, speed_up
+    assert braking.max() <= DECEL / RATE * 1.01, braking
 
 
 def test_mixed_fleet_crossing_with_offsets_and_overrides(context):

@@ -117,6 +117,15 @@ FLEET_PARAMS = (
     _p('max_speed', 0.5, 'double', 'Maximum speed [m/s]', range=(0.01, 20.0)),
     _p('max_angular_speed', 1.5, 'double',
        'Maximum yaw rate of differential robots [rad/s]', range=(0.01, 50.0)),
+    _p('max_accel', 0.0, 'double',
+       'Largest speed-up [m/s^2]: ORCA only chooses velocities reachable within one period '
+       'from the last command (0 = unlimited); see docs/acceleration.md', range=(0.0, 1000.0)),
+    _p('max_decel', 0.0, 'double',
+       'Largest braking [m/s^2] toward a stop, used when nothing safe is reachable otherwise '
+       '(0 = unlimited)', range=(0.0, 1000.0)),
+    _p('max_angular_accel', 0.0, 'double',
+       'Largest change of the yaw rate of differential robots [rad/s^2] (0 = unlimited)',
+       range=(0.0, 10000.0)),
     _p('pref_speed', 0.0, 'double',
        "Cruising speed toward the goal [m/s]; 0 = each robot's max_speed; never above it",
        range=(0.0, 20.0)),
@@ -253,6 +262,13 @@ ROBOT_PARAMS = (
        range=(0.0, 20.0)),
     _p('max_angular_speed', 0.0, 'double',
        'Maximum yaw rate of this robot [rad/s]; 0 = the fleet value', range=(0.0, 50.0)),
+    _p('max_accel', 0.0, 'double', 'Largest speed-up of this robot [m/s^2]; 0 = the fleet value',
+       range=(0.0, 1000.0)),
+    _p('max_decel', 0.0, 'double', 'Largest braking of this robot [m/s^2]; 0 = the fleet value',
+       range=(0.0, 1000.0)),
+    _p('max_angular_accel', 0.0, 'double',
+       'Largest yaw-rate change of this robot [rad/s^2]; 0 = the fleet value',
+       range=(0.0, 10000.0)),
     _p('drive', '', 'string', 'Drive of this robot; empty = the fleet drive',
        choices=('',) + DRIVES),
     _p('odom_offset', [0.0, 0.0, 0.0], 'double_array',
@@ -503,6 +519,8 @@ def resolve(values):
         radius=np.array(per_robot(values, names, 'radius'), dtype=float),
         max_speed=max_speed,
         max_angular_speed=np.array(per_robot(values, names, 'max_angular_speed'), dtype=float),
+        **{key: np.array(per_robot(values, names, key), dtype=float)
+           for key in ('max_accel', 'max_decel', 'max_angular_accel')},
         pref_speed=(max_speed.copy() if params.pref_speed <= 0.0
                     else np.minimum(params.pref_speed, max_speed)),
         differential=differential,
