@@ -528,3 +528,22 @@ def test_a_wall_a_robot_hides_stays_and_a_hidden_phantom_goes_after_max_hidden_t
     assert _near(hidden, (0.0, 2.3))
     gone = _memory_after(scenes)          # 6.9 s > MAX_HIDDEN_TIME
     assert not _near(gone, (0.0, 2.3)) and _near(gone, (0.0, 2.0))
+
+
+def test_segments_remembered_on_walls_before_the_map_came_go_when_it_comes():
+    """A wall seen before the map: its segment (and overhang) goes once the map shows it."""
+    res, size = 0.05, 200
+    occupancy = np.zeros((size, size), np.int8)
+    occupancy[int((2.0 + 5.0) / res), :int((1.0 + 5.0) / res)] = 100  # wall y = 2, x < 1
+    grid = GridMap.from_occupancy(occupancy.ravel(), size, size, res, (-5.0, -5.0, 0.0))
+    wall = [[-3.0, 2.0], [1.0, 2.0]]
+    angles = -math.pi + 2 * math.pi / 360 * np.arange(360)
+    ranges = cast_rays(np.zeros(2), angles, 6.0, np.array([wall]), None, None)
+    memory = ScanMemory(1)
+    for t, use_map in ((0.0, False), (0.1, True)):
+        scan = ScanInput(0, ranges, -math.pi, 2 * math.pi / 360, 0.05, 6.0, t)
+        memory.update([scan], np.zeros((1, 2)), np.zeros(1), np.ones(1, bool),
+                      np.ones(1, bool), np.full(1, 0.2), (0.0, 0.0, 0.0),
+                      grid=grid if use_map else None)
+        on_wall = _near(memory.remembered(0), (0.0, 2.0))
+        assert on_wall != use_map

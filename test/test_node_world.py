@@ -18,6 +18,7 @@ from orca_nav.core.raycast import cast_rays
 from orca_nav.ros import messages
 from orca_nav.ros.main import make_executor
 from orca_nav.ros.node import OrcaNavNode
+from orca_nav.sim.scenarios import load_scenario, walker_pose
 import pytest
 import rclpy
 from rclpy.parameter import Parameter
@@ -36,8 +37,14 @@ SCAN_RANGE = 6.0         # [m] its maximum range
 class World:
     """Robots on a plane: odometry out, cmd_vel in, exact kinematics, simulated clock."""
 
-    def __init__(self, context, names, poses, drives, radii, offsets=None, walls=None):
-        """Create the world node with one odom publisher and cmd_vel subscriber per robot."""
+    def __init__(self, context, names, poses, drives, radii, offsets=None, walls=None,
+                 walkers=()):
+        """
+        Create the world node with one odom publisher and cmd_vel subscriber per robot.
+
+        walkers : scenario walkers (orca_nav.sim.scenarios Robot rows): people on scripted
+        paths that only the scans show, their clock starting at ``walker_t0`` [s world time].
+        """
         self.node = rclpy.create_node('world', context=context)
         self.names = list(names)
         self.pose = np.array(poses, dtype=float)          # (N, 3) global x, y, yaw
@@ -53,6 +60,9 @@ class World:
         # Walls only the laser scans show: (M, 2, 2) segments; min_wall_gap as min_gap.
         self.walls = np.zeros((0, 2, 2)) if walls is None else np.asarray(walls, float)
         self.min_wall_gap = np.inf
+        self.walkers = list(walkers)
+        self.walker_t0 = math.inf   # the walkers stand at their first waypoint until then
+        self.min_walker_gap = np.inf
         self.scan_pubs = [self.node.create_publisher(LaserScan, f'/{r}/scan',
                                                      qos_profile_sensor_data) for r in names]
         self.clock_pub = self.node.create_publisher(Clock, '/clock', 10)
@@ -105,15 +115,23 @@ class World:
         msg.range_min, msg.range_max = 0.05, SCAN_RANGE
         angles = self.pose[i, 2] + msg.angle_min + msg.angle_increment * np.arange(SCAN_BEAMS)
         others = np.arange(len(self.names)) != i
+        discs, radii = self._walker_discs()
         ranges = cast_rays(self.pose[i, :2], angles, SCAN_RANGE, self.walls,
-                           self.pose[others, :2], self.radii[others])
+                           np.concatenate([self.pose[others, :2], discs]),
+                           np.concatenate([self.radii[others], radii]))
         msg.ranges = [float(r) for r in ranges]
         return msg
+
+    def _walker_discs(self, ahead=0.0):
+        """Return the walkers' positions (W, 2) ``ahead`` [s] from now and their radii (W,)."""
+        t = max(0.0, self.t + ahead - self.walker_t0)
+        return (np.array([walker_pose(w, t)[:2] for w in self.walkers]).reshape(-1, 2),
+                np.array([w.radius for w in self.walkers], float))
 
     def integrate(self, dt):
         """Advance every robot by dt under its last command, checking contact at substeps."""
         h = dt / SUBSTEPS
-        for _ in range(SUBSTEPS):
+        for k in range(SUBSTEPS):
             for i, d in enumerate(self.drives):
                 x, y, th = self.pose[i]
                 vx, vy, wz = self.cmd[i]
@@ -127,16 +145,25 @@ class World:
                     self.pose[i, 0] += vx / wz * (math.sin(th + wz * h) - math.sin(th))
                     self.pose[i, 1] -= vx / wz * (math.cos(th + wz * h) - math.cos(th))
                     self.pose[i, 2] = th + wz * h
-            self.check_contact()
+            self.check_contact(h * (k + 1))
         self.t += dt
 
-    def check_contact(self):
-        """Update min_gap: the smallest distance between two robots minus their radii."""
+    def check_contact(self, ahead=0.0):
+        """
+        Update min_gap: the smallest distance between two robots minus their radii.
+
+        Also min_wall_gap and min_walker_gap (walkers where they are ``ahead`` [s] from now).
+        """
         xy = self.pose[:, :2]
         d = np.linalg.norm(xy[:, None] - xy[None], axis=-1) - (self.radii[:, None]
                                                                + self.radii[None])
         np.fill_diagonal(d, np.inf)
         self.min_gap = min(self.min_gap, float(d.min()))
+        if self.walkers:
+            discs, radii = self._walker_discs(ahead)
+            gap = (np.linalg.norm(xy[:, None] - discs[None], axis=-1)
+                   - (self.radii[:, None] + radii[None]))
+            self.min_walker_gap = min(self.min_walker_gap, float(gap.min()))
         for a, b in self.walls:
             ab = b - a
             t = np.clip(((xy - a) @ ab) / (ab @ ab), 0.0, 1.0)
@@ -154,7 +181,7 @@ def spin_until(executor, condition, timeout=WAIT_TIMEOUT):
 
 
 def run_fleet(context, names, starts, goals, drives, radii, overrides, max_time,
-              offsets=None, goal_tolerance=0.1, walls=None):
+              offsets=None, goal_tolerance=0.1, walls=None, walkers=()):
     """
     Run the node and a world until every robot is at its goal or max_time [s] passes.
 
@@ -165,7 +192,7 @@ def run_fleet(context, names, starts, goals, drives, radii, overrides, max_time,
               Parameter('publish_markers', value=True)]
     params += [Parameter(k, value=v) for k, v in overrides.items()]
     n = len(names)
-    world = World(context, names, starts, drives, radii, offsets, walls)
+    world = World(context, names, starts, drives, radii, offsets, walls, walkers)
     node = OrcaNavNode(context=context, parameter_overrides=params)
     # The executor orca_nav_node uses by default (EventsExecutor where rclpy has it).
     executor = make_executor(node.settings.params.executor, context=context)
@@ -186,6 +213,7 @@ def run_fleet(context, names, starts, goals, drives, radii, overrides, max_time,
                    and node.monitor.ticks > 0)  # the first tick, at the start time, has run
         for i, pub in enumerate(world.goal_pubs):
             pub.publish(messages.make_goal(goals[i][0], goals[i][1], frame_id='map'))
+        world.walker_t0 = world.t  # the walkers set off on the scenario's clock from now
         spin_until(executor, lambda: node.controller.has_goal.all())
         arrival = None
         dt = 1.0 / RATE
@@ -326,3 +354,28 @@ def test_wall_seen_only_by_the_scan_is_never_touched(context, drive):
     world, _, _ = run_fleet(context, ['robot1'], [(0.0, 0.0, 0.0)], [(4.0, 0.0)], [drive],
                             [0.2], overrides, max_time=12.0, walls=wall)
     assert world.min_wall_gap < 0.0
+
+
+def _ring_walker(context, drive, track):
+    """Run ring_walker here (6 robots swap, a walker crosses); return run_fleet's answer."""
+    s = load_scenario('ring_walker').with_drive(drive)
+    robots = [r for r in s.robots if not r.walker]
+    walkers = [r for r in s.robots if r.walker]
+    overrides = {'drive': drive, 'radius': 0.2, 'max_speed': 0.5, 'max_angular_speed': 2.0,
+                 'lookahead_distance': 0.1, 'scan_enabled': True, 'track_people': track}
+    return run_fleet(context, [r.name for r in robots], [r.start for r in robots],
+                     [r.goal for r in robots], [drive] * len(robots), [0.2] * len(robots),
+                     overrides, max_time=40.0, walls=np.zeros((0, 2, 2)), walkers=walkers)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('drive', ['holonomic', 'differential'])
+def test_a_walker_only_the_scans_show_is_never_touched_with_people_tracking(context, drive):
+    """ring_walker: with track_people no robot overlaps the walker, all arrive; blind, they do."""
+    world, _, arrival = _ring_walker(context, drive, track=True)
+    assert world.min_walker_gap >= 0.0, f'a robot overlapped the walker by ' \
+                                        f'{-world.min_walker_gap:.3f} m'
+    assert world.min_gap >= 0.0 and arrival is not None
+    if drive == 'holonomic':
+        blind, _, _ = _ring_walker(context, drive, track=False)
+        assert blind.min_walker_gap < 0.0  # the scenario is a real test

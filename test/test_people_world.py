@@ -15,6 +15,7 @@ from orca_nav.control.scan_memory import ScanInput
 from orca_nav.core.raycast import cast_rays
 from orca_nav.sim.node import drive_walkers, integrate
 from orca_nav.sim.scenarios import load_scenario
+import pytest
 
 from test_navigation import InlineExecutor  # noqa: I100 -- test/ is on sys.path
 
@@ -100,3 +101,14 @@ def test_a_walker_only_the_scans_show_is_touched_without_tracking_and_not_with_i
     assert blind < 0.0          # the scenario is a real test: scans alone are not enough
     assert seen >= 1            # the walker became a moving track
     assert gap > 0.0 and arrived == 6
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('drive', ['holonomic', 'differential'])
+def test_the_walker_is_avoided_whenever_the_robots_set_off(drive):
+    """Goals sent 0 to 6 s into the walker's walk: it meets the crowd at every stage."""
+    for goal_time in np.arange(0.0, 6.01, 0.5):
+        gap, arrived, seen = run_walker_world('ring_walker', drive, track=True,
+                                              goal_time=goal_time)
+        assert seen >= 1 and arrived == 6, f'goals at {goal_time} s: {arrived}/6 arrived'
+        assert gap > 0.0, f'goals at {goal_time} s: overlap {-gap:.3f} m'

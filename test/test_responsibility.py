@@ -481,3 +481,19 @@ def test_bad_responsibility_arguments_raise(kwargs, pattern):
     pos, vel, pref = cruising_pair(0.0)
     with pytest.raises(ValueError, match=pattern):
         compute_velocities(pos, vel, pref, 0.4, 1.5, **kwargs, **PARAMS)
+
+
+def test_last_resort_braking_does_not_stop_a_robot_something_unsteered_runs_into():
+    """Something we do not steer (a person) closing from behind: braking cannot help."""
+    from orca_nav.core.orca import brake_conflicts
+    pos = np.array([[0.0, 0.0], [0.0, -0.42]])   # the person 0.02 m behind the disc
+    nbrs = np.array([[1], [0]])
+    active = np.array([True, False])              # the person is not ours to brake
+    vel = np.array([[0.0, 0.1], [0.0, 0.6]])      # both northward, the person faster
+    brake_conflicts(pos, vel, np.array([0.2, 0.2]), nbrs, 0.1, active)
+    assert vel[0].tolist() == [0.0, 0.1]          # kept: stopping would only meet it sooner
+    # Something standing in the way is still braked for.
+    pos = np.array([[0.0, 0.0], [0.0, 0.45]])
+    vel = np.array([[0.0, 0.5], [0.0, 0.0]])
+    brake_conflicts(pos, vel, np.array([0.2, 0.2]), nbrs, 0.1, active)
+    assert vel[0, 1] < 0.5

@@ -109,6 +109,8 @@ class ScanMemory:
                     ranges, scan.angle_min, scan.angle_increment, scan.range_min,
                     scan.range_max, sensor, discs, disc_radius, extend_ends=True)
                 self._merge(i, new, scan, sensor)
+                if grid is not None:
+                    self._drop_map_walls(i, grid)
             except Exception as exc:  # noqa: B902 -- one robot's bad scan stops no one else
                 self.rejected += 1
                 warnings.append((i, f'scan rejected: {exc}'))
@@ -138,6 +140,26 @@ class ScanMemory:
     def remembered(self, i):
         """Return the segments (M, 2, 2) robot i remembers now."""
         return self._segments[i]
+
+    def _drop_map_walls(self, i, grid):
+        """
+        Forget robot i's segments lying on the map's walls (ends and middle within tolerance).
+
+        New segments make none there (their returns are left out), but one remembered from
+        before the map came stays seen by the wall's returns for ever, its overhang round the
+        wall's end (``extend_ends``) a phantom where robots turn round that end.
+        """
+        seg = self._segments[i]
+        if not len(seg):
+            return
+        points = np.concatenate([seg[:, 0], seg[:, 1], seg.mean(axis=1)])
+        near = np.zeros(len(points), bool)
+        on_map = grid.inside(points)
+        near[on_map] = grid.distance_to_obstacle(points[on_map]) <= MAP_WALL_TOLERANCE
+        keep = ~near.reshape(3, -1).all(axis=0)
+        if not keep.all():
+            self._segments[i] = seg[keep]
+            self._seen[i], self._sighted[i] = self._seen[i][keep], self._sighted[i][keep]
 
     def segments(self, now, agent_index, timeout, shared):
         """

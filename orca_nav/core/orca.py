@@ -912,6 +912,15 @@ def _safe_fraction(dx, dy, wx, wy, combined_radius, time_step):
 
 
 @njit(cache=True)
+def _closing_anyway(positions, velocities, radius, other, own, time_step):
+    """Whether ``other`` (not braked by us) touches a standing ``own`` within time_step."""
+    return _safe_fraction(positions[other, 0] - positions[own, 0],
+                          positions[other, 1] - positions[own, 1],
+                          velocities[other, 0], velocities[other, 1],
+                          radius[own] + radius[other], time_step) < 1.0
+
+
+@njit(cache=True)
 def brake_conflicts(positions, velocities, radius, agent_nbrs, time_step, active, floor=None):
     """
     Last resort: brake pairs whose chosen velocities still touch within one time step.
@@ -941,6 +950,13 @@ def brake_conflicts(positions, velocities, radius, agent_nbrs, time_step, active
                 if j < 0:
                     break
                 if not (active[i] or active[j]):
+                    continue
+                if not (active[i] and active[j]) and _closing_anyway(
+                        positions, velocities, radius, i if active[j] else j,
+                        j if active[j] else i, time_step):
+                    # The neighbour we do not steer (a person, an observed robot) reaches
+                    # this one within the step even if it stands still: braking does not
+                    # help, getting away does; keep the velocity chosen.
                     continue
                 f = _safe_fraction(positions[j, 0] - positions[i, 0],
                                    positions[j, 1] - positions[i, 1],

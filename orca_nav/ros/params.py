@@ -217,7 +217,7 @@ FLEET_PARAMS = (
        'With scans (experimental): track compact scan clusters that no robot or map wall '
        'explains (people, unknown robots); moving tracks are avoided where they are going, '
        'the robots taking all the avoiding; published on ~/tracks'),
-    _p('person_margin', 0.1, 'double',
+    _p('person_margin', 0.3, 'double',
        "Added to a moving track's estimated radius for the robots [m]", range=(0.0, 2.0)),
     _p('track_timeout', 1.0, 'double',
        'A track no scan has seen this long is forgotten [s]', range=(0.1, 10.0)),
