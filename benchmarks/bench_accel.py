@@ -18,22 +18,13 @@ import time
 import numpy as np
 
 from orca_nav.core import compute_velocities, warmup
-from orca_nav.testing.scenes import (circle_scene, dense_crowd_scene, preferred_velocities)
-
-
-def _advance(scene, steps):
-    """Walk a scene forward so the timed calls see a crowded phase."""
-    rng = np.random.default_rng(scene.seed)
-    for _ in range(steps):
-        scene.sim.set_preferred_velocities(preferred_velocities(
-            scene.sim.positions, scene.goals, rng, scene.perturbation))
-        scene.sim.step()
-    return scene
+from orca_nav.testing.scenes import (advance, circle_scene, dense_crowd_scene,
+                                     preferred_velocities)
 
 
 def scenes():
     """(label, scene factory) pairs."""
-    return [('circle 250 (crossing)', lambda: _advance(circle_scene(250), 700)),
+    return [('circle 250 (crossing)', lambda: advance(circle_scene(250), 700)),
             ('dense crowd 1000', lambda: dense_crowd_scene(1000))]
 
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from orca_nav.core import Simulation, warmup
 from orca_nav.testing import rvo2
-from orca_nav.testing.scenes import (blocks_scene, circle_scene, dense_crowd_scene,
+from orca_nav.testing.scenes import (advance, blocks_scene, circle_scene, dense_crowd_scene,
                                      preferred_velocities)
 
 
@@ -66,21 +66,11 @@ def _time_rvo2(scene, steps):
     return np.array(times) * 1e3
 
 
-def _advance(scene, steps):
-    """Walk a scene forward (with orca_nav) so the timed steps see a crowded phase."""
-    rng = np.random.default_rng(scene.seed)
-    for _ in range(steps):
-        scene.sim.set_preferred_velocities(preferred_velocities(
-            scene.sim.positions, scene.goals, rng, scene.perturbation))
-        scene.sim.step()
-    return scene
-
-
 def scenes(quick=False):
     """(label, scene factory) pairs; Circle keeps RVO2's 5 m spacing at every size."""
     rows = [
         ('circle 250 (start)', lambda: circle_scene(250)),
-        ('circle 250 (crossing)', lambda: _advance(circle_scene(250), 700)),
+        ('circle 250 (crossing)', lambda: advance(circle_scene(250), 700)),
         ('circle 1000 (start)', lambda: circle_scene(1000, circle_radius=800.0)),
         ('dense crowd 1000', lambda: dense_crowd_scene(1000)),
         ('blocks 100', lambda: blocks_scene()),

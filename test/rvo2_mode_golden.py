@@ -10,7 +10,8 @@ test_core_accel.py checks that the solver without limits still gives these very 
 import os
 
 import numpy as np
-from orca_nav.core import compute_velocities, Obstacles
+from orca_nav.core import compute_velocities
+from orca_nav.testing.scenes import crowd_with_obstacles
 
 PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'data',
                     'rvo2_mode_golden.npz')
@@ -22,16 +23,8 @@ PARAMS = {'time_step': 0.25, 'neighbor_dist': 4.0, 'max_neighbors': 6, 'time_hor
 def scene(seed):
     """Random crowd in 12 m x 12 m with two squares and a segment, some agents overlapping."""
     rng = np.random.default_rng(1000 + seed)
-    n = 40 + 5 * seed
-    pos = rng.uniform(-6.0, 6.0, (n, 2))
-    vel = rng.normal(0.0, 0.8, (n, 2))
-    pref = rng.normal(0.0, 1.0, (n, 2))
-    radius = rng.uniform(0.2, 0.6, n)
-    max_speed = rng.uniform(0.5, 2.0, n)
-    square = np.array([[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]])
-    obstacles = Obstacles.build([square + rng.uniform(-5.0, 5.0, 2) for _ in range(2)],
-                                [[[-6.0, -6.5], [6.0, -5.5]]])
-    weights = rng.uniform(0.0, 1.0, n)
+    pos, vel, pref, radius, max_speed, obstacles = crowd_with_obstacles(rng, 40 + 5 * seed)
+    weights = rng.uniform(0.0, 1.0, len(pos))
     return pos, vel, pref, radius, max_speed, obstacles, weights
 
 

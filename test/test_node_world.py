@@ -256,16 +256,21 @@ def circle_swap(n, radius):
     return starts, goals
 
 
-@pytest.mark.parametrize('drive', ['holonomic', 'differential'])
-def test_circle_swap_through_centre(context, drive):
-    """Eight robots swap places through a common centre: all arrive, no two discs touch."""
+def _circle_run(context, drive, **params):
+    """Run eight robots of radius 0.2 swapping through the centre of a 2 m circle."""
     n, radius = 8, 0.2
     names = [f'robot{i + 1}' for i in range(n)]
     starts, goals = circle_swap(n, 2.0)
     overrides = {'drive': drive, 'radius': radius, 'max_speed': 0.5,
-                 'max_angular_speed': 2.0, 'lookahead_distance': 0.1}
-    world, stats, arrival = run_fleet(context, names, starts, goals, [drive] * n,
-                                      [radius] * n, overrides, max_time=60.0)
+                 'max_angular_speed': 2.0, 'lookahead_distance': 0.1, **params}
+    return run_fleet(context, names, starts, goals, [drive] * n, [radius] * n, overrides,
+                     max_time=60.0)
+
+
+@pytest.mark.parametrize('drive', ['holonomic', 'differential'])
+def test_circle_swap_through_centre(context, drive):
+    """Eight robots swap places through a common centre: all arrive, no two discs touch."""
+    world, stats, arrival = _circle_run(context, drive)
     assert world.min_gap >= 0.0, f'robots overlapped by {-world.min_gap:.4f} m'
     assert arrival is not None, f'not all arrived: poses {world.pose.round(2).tolist()}'
     assert stats['tick_errors'] == 0
@@ -296,14 +301,7 @@ def _command_changes(commands, drive):
 @pytest.mark.parametrize('drive', ['holonomic', 'differential'])
 def test_acceleration_limits_hold_in_the_circle_swap(context, drive):
     """max_accel 0.5, max_decel 1.0: no command changes faster, no contact, all arrive."""
-    n, radius = 8, 0.2
-    names = [f'robot{i + 1}' for i in range(n)]
-    starts, goals = circle_swap(n, 2.0)
-    overrides = {'drive': drive, 'radius': radius, 'max_speed': 0.5,
-                 'max_angular_speed': 2.0, 'lookahead_distance': 0.1,
-                 'max_accel': ACCEL, 'max_decel': DECEL}
-    world, stats, arrival = run_fleet(context, names, starts, goals, [drive] * n,
-                                      [radius] * n, overrides, max_time=60.0)
+    world, _, arrival = _circle_run(context, drive, max_accel=ACCEL, max_decel=DECEL)
     assert world.min_gap >= 0.0, f'robots overlapped by {-world.min_gap:.4f} m'
     assert arrival is not None, f'not all arrived: poses {world.pose.round(2).tolist()}'
     speed_up, braking = _command_changes(world.commands, drive)

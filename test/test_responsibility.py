@@ -13,8 +13,9 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 import numpy as np
-from orca_nav.core import agent_neighbors, compute_velocities, Obstacles, Simulation
+from orca_nav.core import agent_neighbors, compute_velocities, Simulation
 from orca_nav.core.orca import solve_all
+from orca_nav.testing.scenes import crowd_with_obstacles
 import pytest
 
 FAST = settings(max_examples=150, deadline=None, derandomize=True)
@@ -219,16 +220,7 @@ def test_reference_agrees_with_rvo2_mode_and_checks_many_agents():
 
 def scene_with_obstacles(seed, n=60):
     """Random crowd in 12 m x 12 m with two squares and a segment, some agents overlapping."""
-    rng = np.random.default_rng(seed)
-    pos = rng.uniform(-6.0, 6.0, (n, 2))
-    vel = rng.normal(0.0, 0.8, (n, 2))
-    pref = rng.normal(0.0, 1.0, (n, 2))
-    radius = rng.uniform(0.2, 0.6, n)
-    max_speed = rng.uniform(0.5, 2.0, n)
-    square = np.array([[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]])
-    obstacles = Obstacles.build([square + rng.uniform(-5.0, 5.0, 2) for _ in range(2)],
-                                [[[-6.0, -6.5], [6.0, -5.5]]])
-    return pos, vel, pref, radius, max_speed, obstacles
+    return crowd_with_obstacles(np.random.default_rng(seed), n)
 
 
 @pytest.mark.parametrize('guard', [False, True])

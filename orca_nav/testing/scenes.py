@@ -121,6 +121,35 @@ def preferred_velocities(positions, goals, rng=None, perturbation=0.0):
     return pref
 
 
+def advance(scene, steps):
+    """Walk a scene forward ``steps`` steps (with orca_nav), e.g. into its crowded phase."""
+    rng = np.random.default_rng(scene.seed)
+    for _ in range(steps):
+        scene.sim.set_preferred_velocities(preferred_velocities(
+            scene.sim.positions, scene.goals, rng, scene.perturbation))
+        scene.sim.step()
+    return scene
+
+
+def crowd_with_obstacles(rng, n):
+    """
+    Random crowd of n agents in 12 m x 12 m with two squares and a segment (some overlap).
+
+    Returns positions, velocities, preferred velocities (N, 2), radius, max_speed (N,) and
+    the Obstacles, drawn from ``rng`` in this order.
+    """
+    from orca_nav.core import Obstacles
+    pos = rng.uniform(-6.0, 6.0, (n, 2))
+    vel = rng.normal(0.0, 0.8, (n, 2))
+    pref = rng.normal(0.0, 1.0, (n, 2))
+    radius = rng.uniform(0.2, 0.6, n)
+    max_speed = rng.uniform(0.5, 2.0, n)
+    square = np.array([[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]])
+    obstacles = Obstacles.build([square + rng.uniform(-5.0, 5.0, 2) for _ in range(2)],
+                                [[[-6.0, -6.5], [6.0, -5.5]]])
+    return pos, vel, pref, radius, max_speed, obstacles
+
+
 def min_clearance(positions, radius):
     """Smallest distance minus the sum of radii over all pairs (inf with fewer than 2 agents)."""
     if len(positions) < 2:
