@@ -166,3 +166,24 @@ def test_markers():
                          ('goals', Marker.LINE_LIST)]
     assert out.markers[2].scale.x == pytest.approx(0.6)
     assert len(out.markers[3].points) == 4 and len(out.markers[4].points) == 1
+
+
+def test_diagnostics_say_ok_overloaded_or_failing_with_every_statistic():
+    from builtin_interfaces.msg import Time
+    from diagnostic_msgs.msg import DiagnosticStatus
+    stats = {'ticks': 50, 'tick_errors': 0, 'overloaded': False, 'recent_fresh_share': 1.0,
+             'recent_tick_ms': [1.0, 2.0]}
+    ok = messages.diagnostics('/orca_nav', stats, Time())
+    status = ok.status[0]
+    assert (status.level, status.name) == (DiagnosticStatus.OK, 'orca_nav: /orca_nav')
+    assert {kv.key for kv in status.values} == {'ticks', 'tick_errors', 'overloaded',
+                                                'recent_fresh_share'}
+    stats.update(overloaded=True, recent_missed_periods=3, recent_tick_ms_max=250.0,
+                 recent_fresh_share=0.5)
+    warn = messages.diagnostics('/orca_nav', stats, Time()).status[0]
+    assert warn.level == DiagnosticStatus.WARN
+    assert warn.message == ('overloaded: 3 periods missed, longest tick 250.0 ms, 50 % of '
+                            'robots on fresh odometry')
+    stats['tick_errors'] = 2
+    assert messages.diagnostics('/n', stats, Time()).status[0].level == \
+        DiagnosticStatus.ERROR

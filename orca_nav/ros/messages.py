@@ -9,6 +9,7 @@ import json
 import math
 import struct
 
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point, PoseStamped, Twist, TwistStamped
 from nav_msgs.msg import Path
 import numpy as np
@@ -360,3 +361,31 @@ def build_markers(frame_id, stamp, names, positions, radius, velocities, goals, 
         if m.points:
             out.markers.append(m)
     return out
+
+
+def diagnostics(name, stats, stamp):
+    """
+    Return a diagnostic_msgs/DiagnosticArray with the node's health from its tick statistics.
+
+    One status named ``orca_nav: <name>``: OK; WARN when ``stats['overloaded']`` (the timer
+    missed a period or a tick overran it in the last second; the share of robots on fresh
+    odometry is in the message); ERROR when ticks failed. Every statistic is a key-value.
+    """
+    status = DiagnosticStatus(name=f'orca_nav: {name}', hardware_id=name)
+    fresh = stats.get('recent_fresh_share')
+    share = '' if fresh is None else f', {100.0 * fresh:.0f} % of robots on fresh odometry'
+    if stats.get('tick_errors'):
+        status.level = DiagnosticStatus.ERROR
+        status.message = f'{stats["tick_errors"]} ticks failed{share}'
+    elif stats.get('overloaded'):
+        status.level = DiagnosticStatus.WARN
+        status.message = (f'overloaded: {stats.get("recent_missed_periods", 0)} periods missed, '
+                          f'longest tick {stats.get("recent_tick_ms_max", 0.0):.1f} ms{share}')
+    else:
+        status.level = DiagnosticStatus.OK
+        status.message = f'ok{share}'
+    status.values = [KeyValue(key=str(k), value=json.dumps(v)) for k, v in sorted(stats.items())
+                     if not isinstance(v, (list, dict))]
+    msg = DiagnosticArray(status=[status])
+    msg.header.stamp = stamp
+    return msg

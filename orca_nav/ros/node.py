@@ -15,6 +15,7 @@ Run (orca_nav.ros.main)::
 import json
 import time
 
+from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import OccupancyGrid, Odometry, Path
 import numpy as np
@@ -92,6 +93,7 @@ class OrcaNavNode(Node):
                     LaserScan, topic(p.scan_topic), _never, NEWEST_QOS))
         self.create_subscription(OccupancyGrid, p.map_topic, self._on_map, LATCHED_QOS)
         self._stats_pub = self.create_publisher(String, '~/tick_stats', 10)
+        self._diagnostics_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
         self._timer = self.create_timer(1.0 / p.rate, self._tick)
         self._marker_timer = self.create_timer(1.0 / p.marker_rate, self._publish_markers)
         self.get_logger().info(f'controlling {c} robot(s) {list(names[:c])}, observing '
@@ -259,7 +261,12 @@ class OrcaNavNode(Node):
             # The smallest share of robots on fresh odometry at a tick since the last stats.
             stats['recent_fresh_share'] = round(self._fresh_min, 4)
             self._fresh_min = 1.0
+            overloaded, missed, longest = self.monitor.take_overload()
+            stats.update(overloaded=overloaded, recent_missed_periods=missed,
+                         recent_tick_ms_max=round(longest * 1e3, 3))
             self._stats_pub.publish(String(data=json.dumps(stats)))
+            self._diagnostics_pub.publish(messages.diagnostics(
+                self.get_fully_qualified_name(), stats, self.get_clock().now().to_msg()))
 
     def _publish_markers(self):
         if self.settings.params.publish_markers and self._result is not None:

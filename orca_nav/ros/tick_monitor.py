@@ -5,6 +5,7 @@ import gc
 import numpy as np
 
 STATS_WINDOW = 1000      # ticks kept for the tick-duration percentiles
+STATS_PERIOD_NS = 1_000_000_000  # statistics once per second of the node's clock
 # A tick up to this fraction of a period early still counts for its own period (timer jitter).
 MISSED_PERIOD_SLACK = 0.1
 # Full garbage collections run right after a tick this often [s]: Python's own were measured at
@@ -31,8 +32,10 @@ class TickMonitor:
         self._recent_ms = []
         self._first_ns = None
         self._last_ns = None
-        self._since_first = 0
+        self._stats_ns = None    # clock of the last tick that asked for statistics        self._since_first = 0
         self._full_gc_every = 0  # ticks between full collections, 0 = Python decides
+        self._window_missed = 0  # missed periods at the start of the current stats window
+        self._window_longest = 0.0  # [s] the longest tick of the current stats window
 
     def start(self, now_ns):
         """
@@ -55,16 +58,35 @@ class TickMonitor:
 
     def end(self, duration):
         """
-        Record a tick's duration [s]; True once per second of ticks (time to publish stats).
+        Record a tick's duration [s]; True once per second of the clock (time for statistics).
 
         Runs a full garbage collection when it is due (see take_over_gc).
         """
         self._durations[self.ticks % STATS_WINDOW] = duration
         self._recent_ms.append(round(duration * 1e3, 3))
+        self._window_longest = max(self._window_longest, duration)
         self.ticks += 1
         if self._full_gc_every and self.ticks % self._full_gc_every == 0:
             gc.collect()  # in the idle rest of this period, not in the middle of a tick
-        return self.ticks % max(1, int(round(1.0 / self.period))) == 0
+        # Once per second of the clock the ticks run on (an overloaded node ticks less often).
+        if self._stats_ns is None or self._last_ns < self._stats_ns:
+            self._stats_ns = self._last_ns
+        if self._last_ns - self._stats_ns >= STATS_PERIOD_NS:
+            self._stats_ns = self._last_ns
+            return True
+        return False
+
+    def take_overload(self):
+        """
+        Whether the node was overloaded since the last call, and start a new window.
+
+        Overloaded: the timer missed a period, or a tick took longer than one (the next one
+        then starts late). Returns (overloaded, missed periods, longest tick [s]).
+        """
+        missed = self.missed - self._window_missed
+        longest = self._window_longest
+        self._window_missed, self._window_longest = self.missed, 0.0
+        return missed > 0 or longest > self.period, missed, longest
 
     def take_recent_ms(self):
         """Durations [ms] of the ticks since the last call."""
