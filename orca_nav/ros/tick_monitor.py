@@ -32,7 +32,8 @@ class TickMonitor:
         self._recent_ms = []
         self._first_ns = None
         self._last_ns = None
-        self._stats_ns = None    # clock of the last tick that asked for statistics        self._since_first = 0
+        self._stats_ns = None    # clock of the last tick that asked for statistics
+        self._since_first = 0
         self._full_gc_every = 0  # ticks between full collections, 0 = Python decides
         self._window_missed = 0  # missed periods at the start of the current stats window
         self._window_longest = 0.0  # [s] the longest tick of the current stats window
