@@ -206,3 +206,19 @@ def test_parameters_validated():
     topics = P.per_robot(dict(values, pose_topic='amcl_pose', **{'r2.pose_topic': 'loc'}),
                          ['r1', 'r2'], 'pose_topic')
     assert topics == ['amcl_pose', 'loc']
+
+
+def test_robots_without_a_pose_source_ignore_poses():
+    """pose_source False (no pose_topic): poses change nothing; the node sets it per robot."""
+    cfg = FleetConfig.uniform(['r1', 'r2'], pose_source=np.array([False, True]))
+    ctrl = FleetController(cfg)
+    inputs = FleetInputs.empty(2)
+    for i in range(2):
+        inputs.set_odometry(i, x=1.0, y=0.0, yaw=0.0, time=0.1)
+        inputs.set_localisation(i, x=5.0, y=5.0, yaw=0.0, sigma=0.1, time=0.1)
+    positions = ctrl.step(inputs, 0.1).positions
+    assert positions.tolist() == [[1.0, 0.0], [5.0, 5.0]]
+    values = P.defaults(['r1', 'r2'])
+    assert not P.resolve(values).fleet.pose_source.any()
+    values['r2.pose_topic'] = 'amcl_pose'
+    assert P.resolve(values).fleet.pose_source.tolist() == [False, True]

@@ -65,6 +65,9 @@ class FleetConfig:
     covariance_scale: float = 2.0
     max_inflation: float = 0.5             # [m]
     pose_timeout: float = 5.0              # [s]
+    # (N,) bool: robots with a localisation pose source (the node: a pose_topic); only their
+    # odometry history is kept. None: any robot may get poses.
+    pose_source: object = None
 
     @property
     def planning_radius(self) -> np.ndarray:

@@ -63,8 +63,12 @@ class Localisation:
         Take the new localisation poses of ``inputs``; return (N, 3) global <- odom frames.
 
         Robots without a used localisation pose get their ``odom_offset``. Warnings
-        (robot row, 'localisation: ...') go to ``warnings``.
+        (robot row, 'localisation: ...') go to ``warnings``. Only robots with a pose source
+        (``config.pose_source``) cost anything.
         """
+        source = config.pose_source
+        if source is not None and not source.any():
+            return config.odom_offset
         odom_ok = inputs.has_pose & ~inputs.rejected & np.isfinite(inputs.odom_xy).all(axis=1) \
             & np.isfinite(inputs.odom_yaw)
         odom = np.column_stack([inputs.odom_xy, inputs.odom_yaw])
@@ -72,6 +76,8 @@ class Localisation:
                                     inputs.twist[:, 2]])
         # Odometry is kept at its header stamp, the clock of the localisation poses' stamps.
         times = np.where(np.isfinite(inputs.odom_stamp), inputs.odom_stamp, inputs.odom_time)
+        if source is not None:
+            odom_ok &= source
         self.history.record(odom_ok, odom, times, np.nan_to_num(velocity))
         stamp = inputs.loc_time
         new = np.isfinite(stamp) & (stamp != self._seen) & np.isfinite(self.history.time[:, -1])

@@ -554,6 +554,7 @@ def resolve(values):
         max_coordinate=params.max_coordinate,
         covariance_scale=params.covariance_scale, max_inflation=params.max_inflation,
         pose_timeout=params.pose_timeout,
+        pose_source=np.array([bool(t) for t in per_robot(values, names, 'pose_topic')], bool),
         **_give_way(values, names, params),
         period=1.0 / params.rate, goal_tolerance=params.goal_tolerance,
         slowdown_distance=params.slowdown_distance, pass_on_right=params.pass_on_right,
