@@ -60,6 +60,14 @@ class FleetConfig:
     max_accel: object = 0.0                # [m/s^2] speeding up (and turning the velocity)
     max_decel: object = 0.0                # [m/s^2] braking toward a stop
     max_angular_accel: object = 0.0        # [rad/s^2] differential robots' yaw rate, both ways
+    # Localisation poses (control/localisation.py): a robot's radius grows by
+    # min(covariance_scale x sigma, max_inflation); a pose older than pose_timeout is not used.
+    covariance_scale: float = 2.0
+    max_inflation: float = 0.5             # [m]
+    pose_timeout: float = 5.0              # [s]
+    # (N,) bool: robots with a localisation pose source (the node: a pose_topic); only their
+    # odometry history is kept. None: any robot may get poses.
+    pose_source: object = None
 
     @property
     def planning_radius(self) -> np.ndarray:

@@ -25,6 +25,7 @@ from orca_nav.core.geometry import compose_poses, point_segment_distance
 
 from .config import FleetConfig
 from .giveway import GiveWay
+from .localisation import Localisation
 from .navigation import NavigationConfig, Navigator
 from .people import MovingObjects, PeopleTracker
 from .pose_history import extrapolate, MAX_EXTRAPOLATION, PoseHistory
@@ -60,11 +61,29 @@ class FleetInputs:
     # (N,) bool: the newest odometry message was refused (unreadable, NaN, zero quaternion);
     # the robot is stopped until a valid one arrives. None: all False.
     rejected: np.ndarray = None
+    # Localisation (control/localisation.py): the newest valid pose of each robot in the
+    # global frame (N, 3), its position standard deviation sigma (N,) [m] and its stamp (N,)
+    # [s], NaN without one. None: no robot has one.
+    loc_pose: np.ndarray = None
+    loc_sigma: np.ndarray = None
+    loc_time: np.ndarray = None
+    # (N,) [s] the newest odometry's header stamp, which localisation poses' stamps are
+    # matched against; NaN (or None: all): unknown, odom_time instead.
+    odom_stamp: np.ndarray = None
 
     def __post_init__(self):
-        """Give ``rejected`` its N rows when it was not passed."""
+        """Give ``rejected`` and the localisation arrays their N rows when not passed."""
+        n = len(self.has_pose)
         if self.rejected is None:
-            self.rejected = np.zeros(len(self.has_pose), bool)
+            self.rejected = np.zeros(n, bool)
+        if self.loc_pose is None:
+            self.loc_pose = np.zeros((n, 3))
+        if self.loc_sigma is None:
+            self.loc_sigma = np.zeros(n)
+        if self.loc_time is None:
+            self.loc_time = np.full(n, np.nan)
+        if self.odom_stamp is None:
+            self.odom_stamp = np.full(n, np.nan)
 
     @classmethod
     def empty(cls, n: int) -> 'FleetInputs':
@@ -73,14 +92,21 @@ class FleetInputs:
                    np.zeros(n))
 
     def set_odometry(self, i: int, *, x, y, yaw, time, v_forward=0.0, v_left=0.0,
-                     yaw_rate=0.0) -> None:
+                     yaw_rate=0.0, stamp=np.nan) -> None:
         """Store robot i's odometry (tests and scripts; the node writes the arrays)."""
+        self.odom_stamp[i] = stamp
         self.odom_xy[i] = (x, y)
         self.odom_yaw[i] = yaw
         self.twist[i] = (v_forward, v_left, yaw_rate)
         self.has_pose[i] = True
         self.odom_time[i] = time
         self.rejected[i] = False
+
+    def set_localisation(self, i: int, *, x, y, yaw, sigma=0.0, time) -> None:
+        """Store robot i's localisation pose (global frame), its sigma [m] and stamp [s]."""
+        self.loc_pose[i] = (x, y, yaw)
+        self.loc_sigma[i] = sigma
+        self.loc_time[i] = time
 
 
 @dataclass
@@ -131,6 +157,7 @@ class FleetController:
         self._good_time = np.full(n, -np.inf)     # its odometry time [s]
         self._bad_time = np.full(n, np.nan)       # odometry time of the last refused pose
         self.pose_history = PoseHistory(n)        # where each robot was (scans' poses)
+        self.localisation = Localisation(n)       # corrections from localisation poses
         self._sent = []  # (time it takes effect [s], (C, 3) command) of the last ticks
         self._stuck_report = np.full(c, np.nan)   # [s] last stuck warning (NaN: not stuck)
         self._last_command = None  # (C, 3) the commands of the last tick: accelerations' origin
@@ -221,7 +248,8 @@ class FleetController:
         cfg = self.config
         c = cfg.n_controlled
         warnings = []
-        valid = self._check_odometry(inputs, warnings)
+        offset = self.localisation.update(inputs, cfg, now, warnings)
+        valid = self._check_odometry(inputs, warnings, offset)
         pos, yaw = self._good_pose[:, :2].copy(), self._good_pose[:, 2].copy()
         twist = np.where(valid[:, None], inputs.twist, 0.0)
         known = np.isfinite(self._good_time)
@@ -254,7 +282,8 @@ class FleetController:
                             ahead_pos)
         orca_vel = np.where(diff[:, None], point_vel, centre_vel)
         orca_vel[~fresh] = 0.0
-        orca_radius = cfg.planning_radius + cfg.lookahead
+        # Localised robots grow by their pose uncertainty (covariance_scale, max_inflation).
+        orca_radius = cfg.planning_radius + cfg.lookahead + self.localisation.inflation(cfg)
         max_accel, max_decel, accel_from, previous = self._accel_arguments(twist, ahead_yaw)
 
         _, reached, dist = drive.preferred_velocities(
@@ -372,17 +401,19 @@ class FleetController:
                                 self.config.scan_sensor_offset, self._wall_grid())
         return self.people.moving(now)
 
-    def _check_odometry(self, inputs, warnings):
+    def _check_odometry(self, inputs, warnings, offset=None):
         """
         Judge every robot's odometry in the global frame; remember the poses that pass.
 
         Returns valid (N,) bool: odometry received, its newest message not refused, the pose
         after odom_offset finite and within max_coordinate, the twist plausible. A refused
         message is counted (``odom_rejected``) and warned about once, not at every tick.
+        offset : (N, 3) global <- odom frames (default: odom_offset).
         """
         cfg = self.config
+        offset = cfg.odom_offset if offset is None else offset
         with np.errstate(over='ignore', invalid='ignore'):
-            pos, yaw = compose_poses(cfg.odom_offset, inputs.odom_xy, inputs.odom_yaw)
+            pos, yaw = compose_poses(offset, inputs.odom_xy, inputs.odom_yaw)
             pose_ok = (np.abs(pos) <= cfg.max_coordinate).all(axis=1) & np.isfinite(yaw)
             speed = np.hypot(inputs.twist[:, 0], inputs.twist[:, 1])
             speed_limit = PLAUSIBLE_SPEED_FACTOR * cfg.max_speed + PLAUSIBLE_SPEED_SLACK

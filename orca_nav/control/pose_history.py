@@ -27,11 +27,11 @@ class PoseHistory:
     ([0.25, 0.0, 0.0], [1.5, 0.0, 0.0])
     """
 
-    def __init__(self, n: int):
-        """Start empty for ``n`` robots."""
-        self.time = np.full((n, DEPTH), -np.inf)  # ascending per row; -inf: no sample
-        self.pose = np.zeros((n, DEPTH, 3))       # x [m], y [m], yaw [rad], global frame
-        self.velocity = np.zeros((n, DEPTH, 3))   # vx, vy [m/s] global, yaw rate [rad/s]
+    def __init__(self, n: int, depth: int = DEPTH):
+        """Start empty for ``n`` robots, ``depth`` samples each."""
+        self.time = np.full((n, depth), -np.inf)  # ascending per row; -inf: no sample
+        self.pose = np.zeros((n, depth, 3))       # x [m], y [m], yaw [rad], global frame
+        self.velocity = np.zeros((n, depth, 3))   # vx, vy [m/s] global, yaw rate [rad/s]
 
     def record(self, valid, pose, time, velocity) -> None:
         """
@@ -54,16 +54,16 @@ class PoseHistory:
         """
         times = np.asarray(t, dtype=float)
         ts = times.reshape(-1, 1)  # (T, 1)
-        n = len(self.time)
+        n, depth = self.time.shape
         rows = np.arange(n)
         k = (self.time[None] <= ts[:, :, None]).sum(axis=2) - 1  # (T, N): last at or before
-        before = np.clip(k, 0, DEPTH - 1)
-        after = np.clip(k + 1, 0, DEPTH - 1)
+        before = np.clip(k, 0, depth - 1)
+        after = np.clip(k + 1, 0, depth - 1)
         t0, t1 = self.time[rows, before], self.time[rows, after]
         p0, p1 = self.pose[rows, before], self.pose[rows, after]  # (T, N, 3)
         out = p1.copy()
         # Between two samples: linear in position, along the shorter turn in yaw.
-        inside = (k >= 0) & (k < DEPTH - 1) & np.isfinite(t0)
+        inside = (k >= 0) & (k < depth - 1) & np.isfinite(t0)
         with np.errstate(invalid='ignore', divide='ignore'):
             w = np.where(inside, (ts - t0) / np.where(t1 > t0, t1 - t0, 1.0), 0.0)
         turn = np.angle(np.exp(1j * (p1[..., 2] - p0[..., 2])))
@@ -72,7 +72,7 @@ class PoseHistory:
                                 out[..., :2])
         out[..., 2] = np.where(inside, p0[..., 2] + w * turn, out[..., 2])
         # After the newest sample: on with its twist, for a little while.
-        late = k == DEPTH - 1
+        late = k == depth - 1
         dt = np.clip(ts - self.time[:, -1], 0.0, MAX_EXTRAPOLATION)  # (T, N)
         out = np.where(late[..., None], self.pose[:, -1] + dt[..., None] * self.velocity[:, -1],
                        out)

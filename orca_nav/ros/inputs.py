@@ -137,6 +137,7 @@ class OdometryStore(MessageStore):
             inputs.has_pose[i] = True
             inputs.rejected[i] = False
             inputs.odom_time[i] = rx_ns * NS_PER_S
+            inputs.odom_stamp[i] = values[6] * NS_PER_S if values[6] > 0 else np.nan
             self.max_delay_ns = max(self.max_delay_ns, rx_ns - values[6])
         return warnings
 
@@ -156,3 +157,33 @@ class ScanStore(MessageStore):
                           range_min=msg.range_min, range_max=msg.range_max,
                           time=rx_ns * NS_PER_S)
                 for i, msg, rx_ns in self.take_new()]
+
+
+class PoseStore(MessageStore):
+    """
+    geometry_msgs/PoseWithCovarianceStamped localisation poses (e.g. amcl_pose), taken at ticks.
+
+    ``update`` writes each robot's newest valid pose into a FleetInputs' ``loc_pose``,
+    ``loc_sigma`` and ``loc_time`` (its stamp; the receive time when unstamped); a bad one
+    (wrong frame, NaN, zero quaternion, negative variance) is refused with a warning and
+    leaves that robot's previous pose. Public counter: ``rejected_by_robot`` (N,).
+    """
+
+    def __init__(self, n, clock, context=None):
+        """Empty store for N robots (robots without a subscription have no localisation)."""
+        super().__init__(n, clock, context)
+        self.rejected_by_robot = np.zeros(n, np.int64)
+
+    def update(self, inputs, global_frame):
+        """Read the new poses into ``inputs``; return (robot, warning) for refused ones."""
+        warnings = []
+        for i, msg, rx_ns in self.take_new():
+            try:
+                x, y, yaw, sigma, stamp = messages.localisation_from_pose(msg, global_frame)
+            except ValueError as exc:
+                self.rejected_by_robot[i] += 1
+                warnings.append((i, f'{exc}; pose ignored'))
+                continue
+            inputs.set_localisation(i, x=x, y=y, yaw=yaw, sigma=sigma,
+                                    time=stamp if stamp > 0.0 else rx_ns * NS_PER_S)
+        return warnings

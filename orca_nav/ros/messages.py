@@ -10,7 +10,7 @@ import math
 import struct
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from geometry_msgs.msg import Point, PoseStamped, Twist, TwistStamped
+from geometry_msgs.msg import Point, PoseStamped, PoseWithCovarianceStamped, Twist, TwistStamped
 from nav_msgs.msg import Path
 import numpy as np
 from orca_nav.core.grid import GridMap
@@ -139,6 +139,51 @@ def goal_from_pose(msg, global_frame):
         raise ValueError(f'goal position: NaN or infinite value ({p.x}, {p.y}, {p.z})')
     q = unit_quaternion(q.x, q.y, q.z, q.w, 'goal orientation')
     return p.x, p.y, yaw_from_quaternion(*q)
+
+
+def localisation_from_pose(msg, global_frame):
+    """
+    ``geometry_msgs/PoseWithCovarianceStamped`` (e.g. AMCL's amcl_pose) -> numbers.
+
+    Returns (x, y, yaw, sigma, stamp [s]) in global_frame; sigma [m] is the larger of the x
+    and y position standard deviations (covariance rows 0 and 7). Raises ValueError whose text
+    starts with the field (``localisation frame``, ``localisation position``, ``localisation
+    orientation``, ``localisation covariance``) when the frame is not global_frame, a value is
+    not finite, the quaternion is zero or a position variance is negative.
+    """
+    _frame_check(msg.header.frame_id, global_frame, 'localisation')
+    p = msg.pose.pose.position
+    q = msg.pose.pose.orientation
+    if not (math.isfinite(p.x) and math.isfinite(p.y)):
+        raise ValueError(f'localisation position: NaN or infinite value ({p.x}, {p.y})')
+    q = unit_quaternion(q.x, q.y, q.z, q.w, 'localisation orientation')
+    cov = msg.pose.covariance
+    if len(cov) != 36:
+        raise ValueError(f'localisation covariance: {len(cov)} values, not 36')
+    var_x, var_y = float(cov[0]), float(cov[7])
+    if not (math.isfinite(var_x) and math.isfinite(var_y)):
+        raise ValueError(f'localisation covariance: NaN or infinite variance ({var_x}, '
+                         f'{var_y})')
+    if var_x < 0.0 or var_y < 0.0:
+        raise ValueError(f'localisation covariance: negative variance ({var_x}, {var_y})')
+    stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+    return p.x, p.y, yaw_from_quaternion(*q), math.sqrt(max(var_x, var_y)), stamp
+
+
+def make_localisation(x, y, yaw=0.0, sigma=0.0, frame_id='map', stamp=None):
+    """``geometry_msgs/PoseWithCovarianceStamped`` with variance sigma^2 in x and y (tests)."""
+    msg = PoseWithCovarianceStamped()
+    msg.header.frame_id = frame_id
+    if stamp is not None:
+        msg.header.stamp = stamp
+    msg.pose.pose.position.x = float(x)
+    msg.pose.pose.position.y = float(y)
+    (msg.pose.pose.orientation.x, msg.pose.pose.orientation.y, msg.pose.pose.orientation.z,
+     msg.pose.pose.orientation.w) = quaternion_from_yaw(float(yaw))
+    cov = [0.0] * 36
+    cov[0] = cov[7] = float(sigma) ** 2
+    msg.pose.covariance = cov
+    return msg
 
 
 def make_goal(x, y, yaw=0.0, frame_id='map', stamp=None):

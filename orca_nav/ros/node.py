@@ -16,18 +16,18 @@ import json
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray
-from geometry_msgs.msg import PoseStamped
+from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped
 from nav_msgs.msg import OccupancyGrid, Odometry, Path
 import numpy as np
 from orca_nav.control import FleetController
 from orca_nav.core import warmup
 from orca_nav.ros import messages
 from orca_nav.ros import params as P
-from orca_nav.ros.inputs import OdometryStore, ScanStore
+from orca_nav.ros.inputs import OdometryStore, PoseStore, ScanStore
 from orca_nav.ros.outputs import FleetOutputs, LATCHED_QOS, RELIABLE_QOS
 from orca_nav.ros.tick_monitor import TickMonitor
 from rclpy.node import Node
-from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import LaserScan
 from std_msgs.msg import Empty, Float64, String
 
@@ -35,6 +35,11 @@ from std_msgs.msg import Empty, Float64, String
 # publishers both match. The tick takes it from the middleware (see orca_nav.ros.inputs).
 NEWEST_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
                         reliability=ReliabilityPolicy.BEST_EFFORT)
+# Localisation poses: AMCL publishes amcl_pose reliable and transient local; so is this (the
+# newest pose, also one published before the node started). Best-effort publishers do not match.
+POSE_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
+                      reliability=ReliabilityPolicy.RELIABLE,
+                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
 WARN_THROTTLE = 2.0         # [s] between two warnings of one robot about one field
 
 
@@ -57,6 +62,7 @@ class OrcaNavNode(Node):
         self.monitor = TickMonitor(1.0 / p.rate)
         self.odometry = OdometryStore(len(names), self.get_clock(), self.context)
         self.scans = ScanStore(c, self.get_clock(), self.context)
+        self.poses = PoseStore(len(names), self.get_clock(), self.context)
         self.outputs = FleetOutputs(self, self.settings)
         self.goals_received = self.goals_rejected = self.goals_cancelled = 0
         self.maps_rejected = self.paths_rejected = 0
@@ -73,11 +79,15 @@ class OrcaNavNode(Node):
         self.intake = Node(intake, context=self.context, namespace=self.get_namespace(),
                            cli_args=['--ros-args', '-r', f'__node:={intake}'],
                            start_parameter_services=False, enable_rosout=False)
+        pose_topics = P.per_robot(self.settings.values, names, 'pose_topic')
         for i, robot in enumerate(names):
             def topic(name, robot=robot):
                 return P.robot_topic(p.robots_namespace, robot, name)
             self.odometry.attach(i, self.intake.create_subscription(
                 Odometry, topic(p.odom_topic), _never, NEWEST_QOS, raw=True))
+            if pose_topics[i]:
+                self.poses.attach(i, self.intake.create_subscription(
+                    PoseWithCovarianceStamped, topic(pose_topics[i]), _never, POSE_QOS))
             if i >= c:
                 continue
             self.create_subscription(PoseStamped, topic(p.goal_topic),
@@ -240,6 +250,7 @@ class OrcaNavNode(Node):
         try:
             warnings = self.odometry.update()
             inputs = self.odometry.inputs
+            warnings += self.poses.update(inputs, self.settings.params.global_frame)
             inputs.scans = self.scans.take()
             self._result = self.controller.step(inputs, now_ns * 1e-9)
             self._fresh_min = min(self._fresh_min, self._fresh_share(inputs, now_ns * 1e-9))
@@ -296,7 +307,10 @@ class OrcaNavNode(Node):
                       'scans_rejected': self.controller.scan_memory.rejected,
                       'maps_received': self.controller.navigator.maps_received,
                       'maps_rejected': self.maps_rejected,
-                      'paths_rejected': self.paths_rejected})
+                      'paths_rejected': self.paths_rejected,
+                      'poses_received': self.poses.received,
+                      'poses_rejected': int(self.poses.rejected_by_robot.sum()
+                                            + self.controller.localisation.refused_late.sum())})
         return stats
 
     def stop_all(self, wait=True):

@@ -171,6 +171,22 @@ FLEET_PARAMS = (
        'Every radius grows by this for planning (ORCA discs and route clearance); contact is '
        'still the true radii touching [m]. Larger: fewer contacts from localisation error and '
        'latency, but wider detours and more deadlocks in narrow places', range=(0.0, 5.0)),
+    # Localisation (docs/node.md, Localisation).
+    _p('pose_topic', '', 'string',
+       'Localisation pose topic (geometry_msgs/PoseWithCovarianceStamped in global_frame, e.g. '
+       'amcl_pose) relative to each robot namespace: corrects the odometry frame of the robot '
+       '(the velocity still comes from odometry); empty = off (odometry + odom_offset)',
+       read_only=True),
+    _p('covariance_scale', 2.0, 'double',
+       "A localised robot's radius grows by this times the larger of its pose's x and y "
+       'standard deviations (capped by max_inflation); 0 = no growth', range=(0.0, 100.0)),
+    _p('max_inflation', 0.5, 'double',
+       'At most this is added to a radius for pose uncertainty [m]', range=(0.0, 10.0)),
+    _p('pose_timeout', 5.0, 'double',
+       'A localisation pose older than this is not used; with none newer the robot goes on '
+       'with odometry and the last correction [s]. AMCL publishes only when it updates (after '
+       'the robot moved), so a standing robot may go this long without one',
+       range=(0.01, 3600.0)),
     _p('max_coordinate', 1e5, 'double',
        'Odometry poses (after odom_offset) and goals with |x| or |y| in global_frame above '
        'this are rejected as implausible [m]', range=(1.0, 1e9)),
@@ -273,6 +289,8 @@ ROBOT_PARAMS = (
        choices=('',) + DRIVES),
     _p('odom_offset', [0.0, 0.0, 0.0], 'double_array',
        "Pose of this robot's odometry frame in global_frame [x m, y m, yaw rad]", length=3),
+    _p('pose_topic', '', 'string',
+       'Localisation pose topic of this robot; empty = the fleet pose_topic', read_only=True),
     _p('safety_margin', -1.0, 'double',
        'Safety margin of this robot [m]; negative = the fleet value (0 is a valid margin)',
        range=(-1.0, 5.0)),
@@ -445,6 +463,12 @@ def validate(values):
         if not RELATIVE_TOPIC.match(values[name]):
             return (f'{name} must be a topic name relative to the robot namespace '
                     f'(e.g. "odom", no leading /), got {values[name]!r}')
+    for robot in names:
+        for name in ('pose_topic', robot_param_name(robot, 'pose_topic')):
+            topic = values.get(name) or ''
+            if topic and not RELATIVE_TOPIC.match(topic):
+                return (f'{name} must be empty (off) or a topic name relative to the robot '
+                        f'namespace (e.g. "amcl_pose", no leading /), got {topic!r}')
     if not NAMESPACE.match(values['robots_namespace']):
         return ('robots_namespace must be a namespace such as "fleet_a" (or empty), got '
                 f'{values["robots_namespace"]!r}')
@@ -528,6 +552,9 @@ def resolve(values):
         odom_offset=np.array(per_robot(values, names, 'odom_offset'), dtype=float).reshape(n, 3),
         safety_margin=np.array(per_robot(values, names, 'safety_margin'), dtype=float),
         max_coordinate=params.max_coordinate,
+        covariance_scale=params.covariance_scale, max_inflation=params.max_inflation,
+        pose_timeout=params.pose_timeout,
+        pose_source=np.array([bool(t) for t in per_robot(values, names, 'pose_topic')], bool),
         **_give_way(values, names, params),
         period=1.0 / params.rate, goal_tolerance=params.goal_tolerance,
         slowdown_distance=params.slowdown_distance, pass_on_right=params.pass_on_right,
