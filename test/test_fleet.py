@@ -262,6 +262,12 @@ def test_launch_arguments_are_parsed_strictly():
         'use_sim_time': False, 'cmd_vel_topic': 'cmd_vel_nav', 'cmd_vel_stamped': True,
         'robots': ['r1'], 'robots_namespace': 'fleet_a'}]
     assert p.arguments[-1] == 'debug'
+    # Nav2's chain: the pose from AMCL, the route from the planner server; none = off.
+    (p,) = fleet.plan_launch({'robots': 'r1', 'pose_topic': 'amcl_pose', 'plan_topic': 'plan'})
+    assert (p.parameters[-1]['pose_topic'], p.parameters[-1]['plan_topic']) == ('amcl_pose',
+                                                                                 'plan')
+    (p,) = fleet.plan_launch({'robots': 'r1', 'pose_topic': 'none'})
+    assert p.parameters[-1]['pose_topic'] == ''
     plans = fleet.plan_launch({'robots': 'r1,r2', 'namespace': 'fleet_a',
                                'layout': 'decentralised'})
     assert [(q.namespace, q.parameters[-1]['robots_namespace']) for q in plans] == [

@@ -72,6 +72,12 @@ LAUNCH_ARGUMENTS = (
     ('cmd_vel_stamped', DEFAULT,
      'true: publish TwistStamped (Nav2 on Kilted); false: Twist; default = as in the params '
      'file'),
+    ('pose_topic', DEFAULT,
+     "Each robot's localisation pose relative to its namespace (e.g. amcl_pose, "
+     'PoseWithCovarianceStamped); none = odometry only; default = as in the params file'),
+    ('plan_topic', DEFAULT,
+     "Each robot's external route relative to its namespace (e.g. plan from Nav2's planner "
+     'server); default = as in the params file'),
     ('log_level', 'info', 'Log level of the node(s): ' + ', '.join(LOG_LEVELS)),
 )
 
@@ -436,6 +442,11 @@ def plan_launch(args, node_name=NODE_NAME, default_params_file=None):
         overrides['drive'] = optional(values['drive'])
     if optional(values['cmd_vel_topic']):
         overrides['cmd_vel_topic'] = optional(values['cmd_vel_topic'])
+    for key in ('pose_topic', 'plan_topic'):
+        if optional(values[key]) == NONE:
+            overrides[key] = ''
+        elif optional(values[key]):
+            overrides[key] = optional(values[key])
     if optional(values['cmd_vel_stamped']):
         overrides['cmd_vel_stamped'] = parse_bool('cmd_vel_stamped', values['cmd_vel_stamped'])
     level = str(values['log_level']).strip().lower()
