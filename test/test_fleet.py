@@ -264,8 +264,8 @@ def test_launch_arguments_are_parsed_strictly():
     assert p.arguments[-1] == 'debug'
     # Nav2's chain: the pose from AMCL, the route from the planner server; none = off.
     (p,) = fleet.plan_launch({'robots': 'r1', 'pose_topic': 'amcl_pose', 'plan_topic': 'plan'})
-    assert (p.parameters[-1]['pose_topic'], p.parameters[-1]['plan_topic']) == ('amcl_pose',
-                                                                                 'plan')
+    given = p.parameters[-1]
+    assert (given['pose_topic'], given['plan_topic']) == ('amcl_pose', 'plan')
     (p,) = fleet.plan_launch({'robots': 'r1', 'pose_topic': 'none'})
     assert p.parameters[-1]['pose_topic'] == ''
     plans = fleet.plan_launch({'robots': 'r1,r2', 'namespace': 'fleet_a',
