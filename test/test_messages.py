@@ -187,3 +187,21 @@ def test_diagnostics_say_ok_overloaded_or_failing_with_every_statistic():
     stats['tick_errors'] = 2
     assert messages.diagnostics('/n', stats, Time()).status[0].level == \
         DiagnosticStatus.ERROR
+
+
+def test_scan_from_cdr_reads_what_rclpy_serialized():
+    from rclpy.serialization import serialize_message
+    from sensor_msgs.msg import LaserScan
+    for frame in ('', 'r', 'robot12/base_scan'):  # every alignment of what follows the frame
+        msg = LaserScan()
+        msg.header.frame_id = frame
+        msg.header.stamp.sec, msg.header.stamp.nanosec = 12, 345
+        msg.angle_min, msg.angle_max, msg.angle_increment = -3.0, 3.0, 0.5
+        msg.range_min, msg.range_max = 0.05, 8.0
+        msg.ranges = [1.0, float('inf'), float('nan'), 2.5] * 3
+        msg.intensities = [7.0] * 12
+        angle_min, inc, rmin, rmax, ranges = messages.scan_from_cdr(serialize_message(msg))
+        assert (angle_min, inc, rmin, rmax) == pytest.approx((-3.0, 0.5, 0.05, 8.0))
+        np.testing.assert_array_equal(ranges, np.array(msg.ranges, dtype=np.float32))
+    with pytest.raises(ValueError, match='not a serialized sensor_msgs/LaserScan'):
+        messages.scan_from_cdr(serialize_message(msg)[:40])

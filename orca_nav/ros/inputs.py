@@ -148,15 +148,29 @@ class OdometryStore(MessageStore):
 
 
 class ScanStore(MessageStore):
-    """sensor_msgs/LaserScan of the commanded robots; ``take`` gives the new ones as numbers."""
+    """
+    Serialized sensor_msgs/LaserScan of the commanded robots (raw), taken at tick time.
+
+    ``take`` gives the new ones as numbers; an unreadable buffer is counted in ``unreadable``
+    and skipped (values are judged by the scan processing, which reports them).
+    """
+
+    unreadable = 0
 
     def take(self):
         """List of ScanInput of the scans taken now (the newest of each robot)."""
-        return [ScanInput(robot=i, ranges=np.asarray(msg.ranges, dtype=float),
-                          angle_min=msg.angle_min, angle_increment=msg.angle_increment,
-                          range_min=msg.range_min, range_max=msg.range_max,
-                          time=rx_ns * NS_PER_S)
-                for i, msg, rx_ns in self.take_new()]
+        scans = []
+        for i, buf, rx_ns in self.take_new():
+            try:
+                angle_min, increment, range_min, range_max, ranges = \
+                    messages.scan_from_cdr(buf)
+            except ValueError:
+                self.unreadable += 1
+                continue
+            scans.append(ScanInput(robot=i, ranges=ranges, angle_min=angle_min,
+                                   angle_increment=increment, range_min=range_min,
+                                   range_max=range_max, time=rx_ns * NS_PER_S))
+        return scans
 
 
 class PoseStore(MessageStore):

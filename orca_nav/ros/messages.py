@@ -120,6 +120,32 @@ def odometry_from_cdr(buf):
         sec * 1_000_000_000 + nanosec,)
 
 
+def scan_from_cdr(buf):
+    """
+    Read (angle_min, angle_increment, range_min, range_max, ranges) from a serialized LaserScan.
+
+    ranges is a float64 array. rclpy needs about 0.4 ms to turn a 360-beam LaserScan into a
+    Python message (a list of floats); this reads the buffer in place in a few microseconds.
+    ValueError when the buffer is not a LaserScan. The values are not judged here (the scan
+    processing refuses bad ones, with the reason).
+    """
+    try:
+        e = '<' if buf[1] == 1 else '>'
+        o = _CDR_HEADER + 8                           # header.stamp
+        (n,) = struct.unpack_from(e + 'I', buf, o)
+        o += 4 + n                                    # header.frame_id
+        o = _CDR_HEADER + ((o - _CDR_HEADER + 3) & ~3)
+        angle_min, _, increment, _, _, range_min, range_max, count = struct.unpack_from(
+            e + '7fI', buf, o)
+        o += 32
+        if o + 4 * count > len(buf):
+            raise ValueError(f'{count} ranges announced, {(len(buf) - o) // 4} there')
+        ranges = np.frombuffer(buf, dtype=e + 'f4', count=count, offset=o).astype(float)
+    except (struct.error, IndexError, TypeError, ValueError) as exc:
+        raise ValueError(f'scan message: not a serialized sensor_msgs/LaserScan: {exc}') from None
+    return angle_min, increment, range_min, range_max, ranges
+
+
 def goal_from_pose(msg, global_frame):
     """
     ``geometry_msgs/PoseStamped`` -> (x, y, yaw) in global_frame.

@@ -100,7 +100,7 @@ class OrcaNavNode(Node):
                                      self._priority_callback(i), RELIABLE_QOS)
             if p.scan_enabled:
                 self.scans.attach(i, self.intake.create_subscription(
-                    LaserScan, topic(p.scan_topic), _never, NEWEST_QOS))
+                    LaserScan, topic(p.scan_topic), _never, NEWEST_QOS, raw=True))
         self.create_subscription(OccupancyGrid, p.map_topic, self._on_map, LATCHED_QOS)
         self._stats_pub = self.create_publisher(String, '~/tick_stats', 10)
         self._diagnostics_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
