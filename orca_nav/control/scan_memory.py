@@ -21,9 +21,9 @@ MAP_WALL_TOLERANCE = 0.15
 # Segments remembered per robot at most; beyond, those seen longest ago are forgotten.
 MAX_REMEMBERED = 128
 # [s] A remembered segment that no beam has returned on for this long is forgotten even while
-# the scans cannot see through its place (behind a wall or a parked robot): a segment placed
-# behind a map wall by a bad pose would otherwise be kept for ever, beside a door jamb say,
-# where it blocks the door. A real wall is seen again as soon as it is in view.
+# the scans cannot see through its place (behind a wall or a parked robot): a phantom that
+# nothing can see through (placed behind a wall by a late pose, say) would otherwise be kept
+# for ever. A real wall is seen again as soon as it is in view.
 MAX_HIDDEN_TIME = 5.0
 
 
