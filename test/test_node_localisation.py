@@ -18,7 +18,7 @@ from orca_nav.ros.main import make_executor
 from orca_nav.ros.node import OrcaNavNode, POSE_QOS
 from rclpy.parameter import Parameter
 
-from test_node_world import spin_until, World  # noqa: I100 -- test/ is on sys.path
+from test_node_world import close_run, spin_until, World  # noqa: I100 -- test/ is on sys.path
 
 DOMAIN_ID = 75
 RATE = 10.0
@@ -102,11 +102,7 @@ def run(context, drift=0.0, sigma=0.02, localised=True, bad_pose_at=None, max_ti
                       for key in ('poses_received', 'poses_rejected', 'tick_errors')})
         return world, facts
     finally:
-        executor.remove_node(node)
-        executor.remove_node(world.node)
-        node.destroy_node()
-        world.node.destroy_node()
-        executor.shutdown()
+        close_run(executor, node, world)
 
 
 def test_drifting_odometry_robot_is_placed_by_its_amcl_pose(context):

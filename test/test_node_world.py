@@ -241,11 +241,16 @@ def run_fleet(context, names, starts, goals, drives, radii, overrides, max_time,
                 break
         return world, node.tick_stats(), arrival
     finally:
-        executor.remove_node(node)
-        executor.remove_node(world.node)
-        node.destroy_node()
-        world.node.destroy_node()
-        executor.shutdown()
+        close_run(executor, node, world)
+
+
+def close_run(executor, node, world):
+    """Take the node and the world off the executor, destroy them, shut the executor down."""
+    executor.remove_node(node)
+    executor.remove_node(world.node)
+    node.destroy_node()
+    world.node.destroy_node()
+    executor.shutdown()
 
 
 def circle_swap(n, radius):

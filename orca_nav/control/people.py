@@ -66,7 +66,6 @@ class PeopleTracker:
         """Start with no track."""
         self.config = config
         self.tracker = self._new_tracker(config)
-        self.detections = 0  # objects detected so far (all scans)
         self._largest = {}   # track id -> largest radius estimated so far [m]
 
     @staticmethod
@@ -106,7 +105,6 @@ class PeopleTracker:
             centres, radii = detect_objects(points[keep], beam[keep], len(scan.ranges),
                                             scan.angle_increment, sensor[:2],
                                             max_diameter=self.config.max_diameter)
-            self.detections += len(centres)
             self.tracker.update(scan.time, centres, radii)
 
     @staticmethod
