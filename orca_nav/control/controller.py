@@ -307,10 +307,13 @@ class FleetController:
         moving = MovingObjects.empty()
         if active.any():
             if cfg.scan_enabled:
-                moving = self._track(inputs.scans, now, fresh, present)
-                warnings += self.scan_memory.update(inputs.scans, pos, yaw, fresh, present,
+                # Every robot's pose at each fresh scan's time, for the tracker and the memory.
+                scans = [scan for scan in inputs.scans if fresh[scan.robot]]
+                poses = self.pose_history.at(np.array([scan.time for scan in scans], float))
+                moving = self._track(scans, poses, now, present)
+                warnings += self.scan_memory.update(scans, pos, yaw, fresh, present,
                                                     cfg.radius, cfg.scan_sensor_offset,
-                                                    self.pose_history, self._wall_grid(),
+                                                    poses, self._wall_grid(),
                                                     moving=(moving, now))
             # Moving tracks are immovable agents after the robots: where they will be when
             # the commands take effect, going on with their velocity.
@@ -390,13 +393,11 @@ class FleetController:
                                      f'{np.hypot(*vel[i]):.2f} m/s; nearest '
                                      f'{", ".join(near) or "obstacle: none"}'))
 
-    def _track(self, scans, now, fresh, present):
+    def _track(self, scans, poses, now, present):
         """Update the people tracker with the fresh robots' scans; return the moving tracks."""
         if self.people is None:
             return MovingObjects.empty()
-        scans = [scan for scan in scans if fresh[scan.robot]]
         if scans:
-            poses = self.pose_history.at(np.array([scan.time for scan in scans], float))
             self.people.observe(scans, poses, present, self.config.radius,
                                 self.config.scan_sensor_offset, self._wall_grid())
         return self.people.moving(now)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from orca_nav.core.geometry import compose_pose
-from orca_nav.core.scan import scan_to_points
+from orca_nav.core.scan import outside_discs, scan_to_points
 from orca_nav.core.tracking import detect_objects, Tracker
 
 # Returns this close [m] to a map wall (occupied cell) are the wall, not an object.
@@ -115,9 +115,8 @@ class PeopleTracker:
             return keep
         rows = np.flatnonzero(present)
         if len(rows):
-            reach = radius[rows] + ROBOT_MARGIN
-            d_sq = ((points[:, None, :] - robots[rows][None]) ** 2).sum(axis=2)
-            keep &= ~(d_sq < reach * reach).any(axis=1)
+            keep = outside_discs(points[:, 0].copy(), points[:, 1].copy(), robots[rows, 0],
+                                 robots[rows, 1], radius[rows] + ROBOT_MARGIN)
         if grid is not None and keep.any():
             inside = grid.inside(points[keep])
             near_wall = np.zeros(int(keep.sum()), bool)

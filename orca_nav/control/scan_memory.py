@@ -65,7 +65,7 @@ class ScanMemory:
         self._sighted = [np.zeros(0)] * n_controlled  # (M,) [s] a beam last returned on it
         self.rejected = 0  # scans refused as malformed
 
-    def update(self, scans, pos, yaw, fresh, present, radius, sensor_offset, history=None,
+    def update(self, scans, pos, yaw, fresh, present, radius, sensor_offset, poses=None,
                grid=None, moving=None):
         """
         Turn new scans into segments; return warnings for the scans that were refused.
@@ -73,9 +73,10 @@ class ScanMemory:
         scans : iterable of ScanInput; pos (N, 2), yaw (N,) global poses; fresh, present (N,)
         bool; radius (N,) [m]; sensor_offset (3,) laser pose in the body frame.
         Scans of robots without fresh odometry are skipped (their pose is not known).
-        history : PoseHistory or None; given, every robot's pose is taken at the scan's time
-        (``ScanInput.time``, the clock of the odometry times), not the newest one: a robot
-        moving at 0.5 m/s is 5 cm from where it scanned 0.1 s later.
+        poses : (S, N, 3) or None: every robot's pose at the time of each of the S fresh
+        robots' scans (in the order of ``scans``; ``PoseHistory.at`` of the scans' times); given,
+        these are used instead of pos, yaw: a robot moving at 0.5 m/s is 5 cm from where it
+        scanned 0.1 s later.
         grid : GridMap or None; given (its walls are ORCA obstacles already), returns within
         MAP_WALL_TOLERANCE of its walls make no segments: the map's walls are not added a
         second time, only what the map does not show.
@@ -84,8 +85,6 @@ class ScanMemory:
         """
         warnings = []
         scans = [scan for scan in scans if fresh[scan.robot]]
-        if history is not None and scans:
-            poses = history.at(np.array([scan.time for scan in scans], dtype=float))
         for k, scan in enumerate(scans):
             i = scan.robot
             # The scanning robot itself is not in the list: its body is below the laser's
@@ -94,7 +93,7 @@ class ScanMemory:
             others = present.copy()
             others[i] = False
             try:
-                if history is not None:
+                if poses is not None:
                     pos, yaw = poses[k, :, :2], poses[k, :, 2]
                 sensor = compose_pose((pos[i, 0], pos[i, 1], yaw[i]), sensor_offset)
                 ranges = scan.ranges

@@ -13,6 +13,7 @@ Example::
     -3.141593
 """
 
+import math
 from typing import Tuple
 
 import numpy as np
@@ -30,7 +31,7 @@ def wrap_angle(angle: 'np.ndarray | float') -> np.ndarray:
 def as_pose(pose: ArrayLike, name: str) -> np.ndarray:
     """Validate a finite (3,) pose [x m, y m, yaw rad]; return float64 (3,) or raise ValueError."""
     arr = np.asarray(pose, dtype=np.float64).reshape(-1)
-    if arr.shape != (3,) or not np.all(np.isfinite(arr)):
+    if arr.shape != (3,) or not np.isfinite(arr).all():
         raise ValueError(f'{name} must be a finite (3,) array [x, y, yaw], got {pose!r}')
     return arr
 
@@ -43,10 +44,11 @@ def compose_pose(frame: ArrayLike, pose: ArrayLike) -> np.ndarray:
         global frame); pose : (3,) the pose in that frame (e.g. a sensor's mounting offset).
     Returns (3,) float64 x, y, yaw in the parent frame, yaw wrapped to [-pi, pi).
     """
-    f = as_pose(frame, 'frame')
-    p = as_pose(pose, 'pose')
-    xy, yaw = compose_poses(f[None, :], p[None, :2], p[None, 2])
-    return np.array([xy[0, 0], xy[0, 1], wrap_angle(yaw[0])])
+    fx, fy, fyaw = as_pose(frame, 'frame').tolist()
+    px, py, pyaw = as_pose(pose, 'pose').tolist()
+    c, s = math.cos(fyaw), math.sin(fyaw)
+    yaw = (fyaw + pyaw + math.pi) % (2.0 * math.pi) - math.pi
+    return np.array([fx + c * px - s * py, fy + s * px + c * py, yaw])
 
 
 def compose_poses(frames: np.ndarray, xy: np.ndarray,

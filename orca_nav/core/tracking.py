@@ -214,13 +214,9 @@ def detect_objects(points: ArrayLike, beam: ArrayLike, n_beams: int, angle_incre
     y = pts[:, 1] - sensor[1]
     full_circle = n_beams * increment >= 2.0 * math.pi - FULL_CIRCLE_SLACK
     order, starts, ends = _cluster_order(x, y, beam, n_beams, full_circle, jump_distance)
-    occluded = _occluded(order[starts], order[ends], beam, x, y, n_beams, full_circle)
+    keep = _screen(order, starts, ends, beam, x, y, n_beams, full_circle, min_points,
+                   max_diameter)
     x, y = x[order], y[order]
-    # Cheap screen on the bounding box: the extent is at least its longer side.
-    width = np.maximum.reduceat(x, starts) - np.minimum.reduceat(x, starts)
-    height = np.maximum.reduceat(y, starts) - np.minimum.reduceat(y, starts)
-    keep = (ends - starts + 1 >= min_points) & (np.maximum(width, height) <= max_diameter)
-    keep &= ~occluded
     candidates = np.flatnonzero(keep)
 
     if not candidates.shape[0]:
@@ -233,6 +229,7 @@ def detect_objects(points: ArrayLike, beam: ArrayLike, n_beams: int, angle_incre
     return fits[:, :2] + sensor, np.clip(fits[:, 2], min_radius, 0.5 * max_diameter)
 
 
+@njit(cache=True)
 def _cluster_order(x, y, beam, n_beams, full_circle, jump_distance):
     """
     Split returns (in beam order) into clusters where consecutive returns jump apart.
@@ -242,49 +239,80 @@ def _cluster_order(x, y, beam, n_beams, full_circle, jump_distance):
     that makes every cluster contiguous, and the inclusive starts, ends (M,) into it.
     """
     n_pts = x.shape[0]
-    cut = np.flatnonzero(np.diff(x) ** 2 + np.diff(y) ** 2 > jump_distance * jump_distance)
-    starts = np.concatenate([[0], cut + 1])
-    order = np.arange(n_pts)
-    if full_circle and (x[0] - x[-1]) ** 2 + (y[0] - y[-1]) ** 2 <= jump_distance ** 2:
-        if starts.shape[0] > 1:
+    jump_sq = jump_distance * jump_distance
+    cuts = np.empty(n_pts, np.int64)   # cluster starts (beam order); 0 first
+    cuts[0] = 0
+    m = 1
+    for k in range(1, n_pts):
+        if (x[k] - x[k - 1]) ** 2 + (y[k] - y[k - 1]) ** 2 > jump_sq:
+            cuts[m] = k
+            m += 1
+    shift = 0
+    if full_circle and (x[0] - x[-1]) ** 2 + (y[0] - y[-1]) ** 2 <= jump_sq:
+        if m > 1:
             # The last cluster continues into the first: rotate it to the front.
-            shift = n_pts - starts[-1]
-            starts = np.concatenate([[0], starts[1:-1] + shift])
+            shift = n_pts - cuts[m - 1]
+            m -= 1
+            for c in range(1, m):
+                cuts[c] += shift
         else:
             # One cluster that closes on itself: start it after its widest angular hole
             # (one object across the seam of an otherwise empty scan).
-            holes = np.diff(beam, append=beam[0] + n_beams)
-            shift = n_pts - 1 - int(np.argmax(holes))
-        order = np.roll(order, shift)
-    ends = np.concatenate([starts[1:] - 1, [n_pts - 1]])
+            widest, at = -1, 0
+            for k in range(n_pts):
+                hole = (beam[k + 1] if k + 1 < n_pts else beam[0] + n_beams) - beam[k]
+                if hole > widest:
+                    widest, at = hole, k
+            shift = n_pts - 1 - at
+    order = np.empty(n_pts, np.int64)
+    for k in range(n_pts):
+        order[(k + shift) % n_pts] = k
+    starts = cuts[:m].copy()
+    ends = np.empty(m, np.int64)
+    for c in range(m - 1):
+        ends[c] = starts[c + 1] - 1
+    ends[m - 1] = n_pts - 1
     return order, starts, ends
 
 
-def _occluded(first, last, beam, x, y, n_beams, full_circle):
+@njit(cache=True)
+def _screen(order, starts, ends, beam, x, y, n_beams, full_circle, min_points, max_diameter):
     """
-    Whether each cluster is partly hidden behind a nearer return on an adjacent beam.
+    Return (M,) bool: the clusters that may be objects (enough returns, small, not occluded).
 
-    first, last (M,) index each cluster's first and last return into beam, x, y (beam order,
-    relative to the sensor). A cluster is occluded when the return just before its first or
-    just after its last, on the very next beam, is nearer: its visible arc then ends at the
-    occluder rather than at its own edge, and a circle fitted to it is too small and misplaced.
-    Beams without a return (dropped by the caller or out of range) are not known to occlude.
+    A cluster is occluded when the return just before its first or just after its last, on
+    the very next beam, is nearer: its visible arc then ends at the occluder rather than at
+    its own edge, and a circle fitted to it is too small and misplaced. Beams without a return
+    (dropped by the caller or out of range) are not known to occlude. The size screen is the
+    bounding box: the extent is at least its longer side.
     """
     n_pts = beam.shape[0]
-    occluded = np.zeros(first.shape[0], dtype=bool)
-    if full_circle and first.shape[0] == 1:
-        return occluded  # the neighbours of its ends are its own returns
-    dist_sq = x * x + y * y
-    for end, step in ((first, -1), (last, 1)):
-        other = end + step
-        valid = (other >= 0) & (other < n_pts)
-        if full_circle:
-            other %= n_pts
-            valid[:] = True
-        other = np.where(valid, other, end)
-        valid &= (beam[end] - beam[other]) * -step % n_beams == 1
-        occluded |= valid & (dist_sq[other] < dist_sq[end])
-    return occluded
+    m = starts.shape[0]
+    keep = np.zeros(m, np.bool_)
+    for c in range(m):
+        if ends[c] - starts[c] + 1 < min_points:
+            continue
+        lo_x = hi_x = x[order[starts[c]]]
+        lo_y = hi_y = y[order[starts[c]]]
+        for k in range(starts[c] + 1, ends[c] + 1):
+            px, py = x[order[k]], y[order[k]]
+            lo_x, hi_x = min(lo_x, px), max(hi_x, px)
+            lo_y, hi_y = min(lo_y, py), max(hi_y, py)
+        if max(hi_x - lo_x, hi_y - lo_y) > max_diameter:
+            continue
+        keep[c] = True
+        if full_circle and m == 1:
+            continue  # the neighbours of its ends are its own returns
+        for end, step in ((order[starts[c]], -1), (order[ends[c]], 1)):
+            other = end + step
+            if full_circle:
+                other %= n_pts
+            elif other < 0 or other >= n_pts:
+                continue
+            if ((beam[end] - beam[other]) * -step) % n_beams == 1 and (
+                    x[other] ** 2 + y[other] ** 2 < x[end] ** 2 + y[end] ** 2):
+                keep[c] = False
+    return keep
 
 
 @njit(cache=True)
