@@ -261,9 +261,8 @@ def scan_to_segments(ranges: ArrayLike, angle_min: float, angle_increment: float
         return empty
 
     starts, ends, x, y = _clusters(beam, x, y, n_beams, abs(angle_increment), jump_distance)
-    segments = _fit_clusters(x, y, _running_sums(x, y), np.asarray(starts, np.int64),
-                             np.asarray(ends, np.int64), split_tolerance, min_points,
-                             abs(angle_increment) if extend_ends else 0.0,
+    segments = _fit_clusters(x, y, _running_sums(x, y), starts, ends, split_tolerance,
+                             min_points, abs(angle_increment) if extend_ends else 0.0,
                              0.5 * jump_distance)
     if not segments.shape[0]:
         return empty
@@ -292,6 +291,7 @@ def outside_discs(x, y, cx, cy, reach):
     return out
 
 
+@njit(cache=True)
 def _clusters(beam, x, y, n_beams, increment, jump_distance):
     """
     Split returns (in beam order) into clusters where consecutive returns jump apart.
@@ -300,44 +300,61 @@ def _clusters(beam, x, y, n_beams, increment, jump_distance):
     between them (NaN, out of range, on a robot): that distance is the width of the opening
     between the two returns, which is what matters for passing through. (An arc-length test
     on the dropped beams adds nothing: the chord is at least 2/pi of the arc.)
-    Returns starts, ends (inclusive) as lists of indices into the returned x, y, which are the
+    Returns starts, ends (inclusive) (M,) int64 indices into the returned x, y, which are the
     inputs rotated so that a cluster wrapping around a full-circle scan is contiguous (and, for
     a single closed ring, with its first return repeated at the end).
     """
     n_pts = x.shape[0]
-    gap_sq = np.diff(x) ** 2 + np.diff(y) ** 2
-    cut = np.flatnonzero(gap_sq > jump_distance * jump_distance)  # a cluster ends at each cut
-
+    jump_sq = jump_distance * jump_distance
+    cut = np.empty(n_pts, np.int64)  # a cluster ends at each cut
+    m = 0
+    for k in range(n_pts - 1):
+        if (x[k + 1] - x[k]) ** 2 + (y[k + 1] - y[k]) ** 2 > jump_sq:
+            cut[m] = k
+            m += 1
+    cut = cut[:m]
     full_circle = n_beams * increment >= 2.0 * math.pi - FULL_CIRCLE_SLACK
     if full_circle and n_pts > 2:
         # Full circle: the last and first returns are neighbours unless they jump apart.
-        wrap_gap_sq = (x[0] - x[-1]) ** 2 + (y[0] - y[-1]) ** 2
-        if wrap_gap_sq <= jump_distance * jump_distance:
-            if cut.size:
+        if (x[0] - x[-1]) ** 2 + (y[0] - y[-1]) ** 2 <= jump_sq:
+            if m:
                 shift = cut[0] + 1  # start at the first cluster that does not wrap
-                x = np.concatenate([x[shift:], x[:shift]])
-                y = np.concatenate([y[shift:], y[:shift]])
+                x = np.concatenate((x[shift:], x[:shift]))
+                y = np.concatenate((y[shift:], y[:shift]))
                 cut = cut[1:] - shift  # the old first cut is now the (implicit) last end
-            elif (max(int(np.max(np.diff(beam))), int(beam[0] + n_beams - beam[-1]))
-                  * increment < math.pi):
-                # One closed ring around the sensor (a room seen whole; no angular hole of
-                # half a turn, unlike a small blob whose ends are merely close): open it at the
-                # return farthest from the sensor, which on a polygon is next to a vertex, and
-                # repeat that return at the end so the last piece closes the ring.
-                k = int(np.argmax(x * x + y * y))
-                x = np.concatenate([x[k:], x[:k + 1]])
-                y = np.concatenate([y[k:], y[:k + 1]])
-                return [0], [n_pts], x, y
-    starts = [0] + (cut + 1).tolist()
-    ends = cut.tolist() + [n_pts - 1]
+            else:
+                widest = beam[0] + n_beams - beam[-1]
+                for k in range(n_pts - 1):
+                    widest = max(widest, beam[k + 1] - beam[k])
+                if widest * increment < math.pi:
+                    # One closed ring around the sensor (a room seen whole; no angular hole
+                    # of half a turn, unlike a small blob whose ends are merely close): open
+                    # it at the return farthest from the sensor, which on a polygon is next
+                    # to a vertex, and repeat that return at the end so the last piece closes
+                    # the ring.
+                    k = int(np.argmax(x * x + y * y))
+                    x = np.concatenate((x[k:], x[:k + 1]))
+                    y = np.concatenate((y[k:], y[:k + 1]))
+                    return np.zeros(1, np.int64), np.full(1, n_pts, np.int64), x, y
+    starts = np.empty(cut.shape[0] + 1, np.int64)
+    ends = np.empty(cut.shape[0] + 1, np.int64)
+    starts[0] = 0
+    starts[1:] = cut + 1
+    ends[:-1] = cut
+    ends[-1] = n_pts - 1
     return starts, ends, x, y
 
 
+@njit(cache=True)
 def _running_sums(x, y):
     """(5, K + 1) prefix sums of x, y, x^2, y^2, x*y, for O(1) line fits."""
-    stacked = np.stack([x, y, x * x, y * y, x * y])
     sums = np.zeros((5, x.shape[0] + 1))
-    np.cumsum(stacked, axis=1, out=sums[:, 1:])
+    for k in range(x.shape[0]):
+        sums[0, k + 1] = sums[0, k] + x[k]
+        sums[1, k + 1] = sums[1, k] + y[k]
+        sums[2, k + 1] = sums[2, k] + x[k] * x[k]
+        sums[3, k + 1] = sums[3, k] + y[k] * y[k]
+        sums[4, k + 1] = sums[4, k] + x[k] * y[k]
     return sums
 
 
