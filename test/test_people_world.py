@@ -14,7 +14,7 @@ from orca_nav.control.people import PeopleConfig
 from orca_nav.control.scan_memory import ScanInput
 from orca_nav.core.raycast import cast_rays
 from orca_nav.sim.node import drive_walkers, integrate
-from orca_nav.sim.scenarios import load_scenario
+from orca_nav.sim.scenarios import load_scenario, walker_pose
 import pytest
 
 from test_navigation import InlineExecutor  # noqa: I100 -- test/ is on sys.path
@@ -23,12 +23,15 @@ DT = 0.02       # [s] integration step
 BEAMS = 360
 
 
-def run_walker_world(name, drive, track, seed=0, timeout=60.0, goal_time=0.0, people=None):
+def run_walker_world(name, drive, track, seed=0, timeout=60.0, goal_time=0.0, people=None,
+                     errors=None):
     """
     Return (smallest robot-walker gap between discs [m], robots arrived, moving tracks seen).
 
     The robots get their goals at ``goal_time`` [s] (the walkers keep their own timetable);
-    ``people`` is the PeopleConfig when tracking (default: the defaults).
+    ``people`` is the PeopleConfig when tracking (default: the defaults). ``errors``, a list,
+    gets (position error [m], velocity error [m/s]) of every moving track at every tick against
+    the walker nearest to it (tracks farther than 1 m from every walker count as ghosts: NaN).
     """
     s = load_scenario(name).with_drive(drive)
     walkers = s.walkers
@@ -78,6 +81,8 @@ def run_walker_world(name, drive, track, seed=0, timeout=60.0, goal_time=0.0, pe
             inputs.scans = []
             applied = result.commands.copy()
             seen = max(seen, len(result.moving))
+            if errors is not None:
+                errors.extend(_track_errors(s, result.moving, t))
             if ctrl.has_goal.any() and all(state == RobotState.REACHED
                                            for state in result.states):
                 break
@@ -92,6 +97,20 @@ def run_walker_world(name, drive, track, seed=0, timeout=60.0, goal_time=0.0, pe
         k += 1
     arrived = int((np.hypot(*(pose[robots, :2] - s.goals[robots]).T) <= 0.1 + 1e-6).sum())
     return worst, arrived, seen
+
+
+def _track_errors(scenario, moving, t, dt=0.01):
+    """(position error, velocity error) of each moving track against the nearest walker."""
+    truth = [(np.array(walker_pose(scenario.robots[w], t)[:2]),
+              (np.array(walker_pose(scenario.robots[w], t + dt)[:2])
+               - np.array(walker_pose(scenario.robots[w], t - dt)[:2])) / (2 * dt))
+             for w in np.flatnonzero(scenario.walkers)]
+    out = []
+    for p, v in zip(moving.position, moving.velocity):
+        d = [np.hypot(*(p - q)) for q, _ in truth]
+        k = int(np.argmin(d))
+        out.append((d[k], np.hypot(*(v - truth[k][1]))) if d[k] <= 1.0 else (np.nan, np.nan))
+    return out
 
 
 def test_a_walker_only_the_scans_show_is_touched_without_tracking_and_not_with_it():
@@ -112,3 +131,19 @@ def test_the_walker_is_avoided_whenever_the_robots_set_off(drive):
                                               goal_time=goal_time)
         assert seen >= 1 and arrived == 6, f'goals at {goal_time} s: {arrived}/6 arrived'
         assert gap > 0.0, f'goals at {goal_time} s: overlap {-gap:.3f} m'
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('name', ['ring_walker', 'people'])
+def test_tracks_follow_the_walkers(name):
+    """Moving tracks lie on the walkers and move with them; no ghost track moves."""
+    errors = []
+    _, arrived, seen = run_walker_world(name, 'holonomic', track=True, errors=errors)
+    e = np.array(errors)
+    assert seen >= 1 and len(e)
+    assert not np.isnan(e).any(), f'{np.isnan(e[:, 0]).sum()} ticks of a ghost track'
+    position, velocity = np.sqrt((e ** 2).mean(axis=0))
+    print(f'{name}: {len(e)} track-ticks, RMS position error {position:.3f} m, '
+          f'RMS velocity error {velocity:.3f} m/s, 95th percentile '
+          f'{np.percentile(e[:, 0], 95):.3f} m / {np.percentile(e[:, 1], 95):.3f} m/s')
+    assert position < 0.1 and velocity < 0.2
