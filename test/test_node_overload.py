@@ -8,16 +8,23 @@ the robots without odometry get zero commands.
 """
 
 import json
+import math
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import Twist
 from nav_msgs.msg import Odometry
+import numpy as np
 from orca_nav.ros import messages
 from orca_nav.ros.main import make_executor
 from orca_nav.ros.node import OrcaNavNode
+from orca_nav.ros.tick_monitor import ScanQuota
+import pytest
 import rclpy
 from rclpy.parameter import Parameter
+from rclpy.qos import qos_profile_sensor_data
+from rclpy.serialization import serialize_message
+from sensor_msgs.msg import LaserScan
 from std_msgs.msg import String
 
 DOMAIN_ID = 57
@@ -71,3 +78,114 @@ def test_an_overloaded_node_keeps_ticking_reports_it_and_commands_the_fresh_robo
         executor.shutdown()
         node.destroy_node()
         probe.destroy_node()
+
+
+FLOOD_N = 400       # robots, every one with odometry and a 720-beam scan every period
+FLOOD_BEAMS = 720
+
+
+def _serialised_scan():
+    """Return a 720-beam scan inside a 6 m x 4 m room, serialised (once for all robots)."""
+    angles = -math.pi + 2.0 * math.pi / FLOOD_BEAMS * np.arange(FLOOD_BEAMS)
+    ranges = np.minimum(3.0 / np.maximum(np.abs(np.cos(angles)), 1e-9),
+                        2.0 / np.maximum(np.abs(np.sin(angles)), 1e-9))
+    msg = LaserScan(angle_min=-math.pi, angle_increment=2.0 * math.pi / FLOOD_BEAMS,
+                    range_min=0.05, range_max=8.0, ranges=ranges.tolist())
+    return serialize_message(msg)
+
+
+def _serialised_odometry(x, y):
+    msg = Odometry()
+    msg.pose.pose.position.x, msg.pose.pose.position.y = x, y
+    msg.pose.pose.orientation.w = 1.0
+    return serialize_message(msg)
+
+
+@pytest.mark.slow
+def test_a_scan_flood_is_read_in_turns_and_the_node_recovers_when_it_ends(context):
+    """
+    400 robots with fresh odometry and 720-beam scans every period: more than a tick can read.
+
+    The node reads the scans of a share of the robots per tick (round robin), reports
+    ``overloaded`` with ``scans_deferred``, keeps its 10 Hz and commands the robot with a goal;
+    when the scans stop it reads all again and reports no overload.
+    """
+    names = [f'f{i:03d}' for i in range(FLOOD_N)]
+    node = OrcaNavNode(context=context, node_name='orca_flood', parameter_overrides=[
+        Parameter('robots', value=names), Parameter('rate', value=10.0),
+        Parameter('odom_timeout', value=1.0), Parameter('scan_enabled', value=True),
+        # Scan walls kept 1 s: every robot's scan must be read at least every 0.5 s (the
+        # quota's floor: 80 robots a tick), which leaves the quota room to adapt.
+        Parameter('obstacle_timeout', value=1.0)])
+    probe = rclpy.create_node('flood', context=context)
+    executor = make_executor('events', context=context)
+    executor.add_node(node)
+    executor.add_node(probe)
+    stats, commands = [], []
+    probe.create_subscription(String, '/orca_flood/tick_stats',
+                              lambda m: stats.append(json.loads(m.data)), 10)
+    probe.create_subscription(Twist, f'/{names[0]}/cmd_vel', commands.append, 10)
+    odom = [probe.create_publisher(Odometry, f'/{r}/odom', qos_profile_sensor_data)
+            for r in names]
+    scans = [probe.create_publisher(LaserScan, f'/{r}/scan', qos_profile_sensor_data)
+             for r in names]
+    goal = probe.create_publisher(type(messages.make_goal(0, 0)), f'/{names[0]}/goal_pose', 10)
+    # Robots 1.5 m apart on a grid: each has neighbours to avoid (a real ORCA step).
+    odom_bytes = [_serialised_odometry(1.5 * (i % 20), 1.5 * (i // 20)) for i in range(FLOOD_N)]
+    scan_bytes = _serialised_scan()
+
+    def run(seconds, flood):
+        """Publish odometry (and scans when flooding) every 0.1 s for ``seconds``."""
+        first = len(stats)
+        end = next_round = time.monotonic()
+        end += seconds
+        while time.monotonic() < end:
+            if time.monotonic() >= next_round:
+                next_round += 0.1
+                for i in range(FLOOD_N):
+                    odom[i].publish(odom_bytes[i])
+                    if flood:
+                        scans[i].publish(scan_bytes)
+            executor.spin_once(timeout_sec=0.005)
+        return stats[first:]
+
+    try:
+        deadline = time.monotonic() + 20.0
+        while not (goal.get_subscription_count() and all(
+                p.get_subscription_count() for p in odom + scans)):
+            assert time.monotonic() < deadline, 'no discovery'
+            executor.spin_once(timeout_sec=0.01)
+        run(1.0, flood=False)
+        goal.publish(messages.make_goal(1.5 * 19 + 0.7, 1.5 * 30))
+        flood = run(6.0, flood=True)[2:]     # the first seconds: the quota settles
+        deferred = [s for s in flood if s['scans_deferred']]
+        assert deferred and all(s['overloaded'] for s in deferred), flood[-1:]
+        assert min(s['scan_quota'] for s in deferred) >= node.scan_quota.floor
+        ticks = [len(s['recent_tick_ms']) for s in flood]
+        assert min(ticks) >= 9, f'ticks per second under the flood: {ticks}'
+        assert sum(s['recent_missed_periods'] for s in flood[-2:]) == 0, flood[-2:]
+        assert all(s['recent_fresh_share'] == 1.0 for s in flood)
+        assert commands and math.hypot(commands[-1].linear.x, commands[-1].linear.y) > 0.1
+        calm = run(3.0, flood=False)
+        assert calm and not calm[-1]['overloaded'], calm[-1:]
+        assert calm[-1]['scan_quota'] == FLOOD_N and not calm[-1]['scans_deferred']
+        assert math.hypot(commands[-1].linear.x, commands[-1].linear.y) > 0.1
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        probe.destroy_node()
+
+
+def test_the_scan_quota_shrinks_with_long_ticks_never_below_its_floor_and_grows_back():
+    quota = ScanQuota(400, 0.1, 1.0)    # every robot read at least every 5 ticks
+    assert quota.floor == 80 and quota.quota == 400
+    quota.update(0.16, 400)             # twice the 80 ms target: half as many
+    assert quota.quota == 200
+    quota.update(0.07, 200)             # between 60 and 80 ms: hold
+    assert quota.quota == 200
+    for _ in range(20):
+        quota.update(1.0, 200)          # whatever the tick, the floor holds
+    assert quota.quota == 80
+    for _ in range(30):
+        quota.update(0.01, 80)          # short ticks: back to every robot
+    assert quota.quota == 400

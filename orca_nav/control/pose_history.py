@@ -1,5 +1,8 @@
 """A short history of every robot's odometry, to know where it was at another moment."""
 
+import math
+
+import numba
 import numpy as np
 
 # Samples kept per robot: at 20-50 Hz odometry this covers 0.3-0.8 s, more than a scan's or
@@ -53,34 +56,45 @@ class PoseHistory:
         t a number: (N, 3); t an array (T,) of times: (T, N, 3), one fleet pose per time.
         """
         times = np.asarray(t, dtype=float)
-        ts = times.reshape(-1, 1)  # (T, 1)
-        n, depth = self.time.shape
-        rows = np.arange(n)
-        k = (self.time[None] <= ts[:, :, None]).sum(axis=2) - 1  # (T, N): last at or before
-        before = np.clip(k, 0, depth - 1)
-        after = np.clip(k + 1, 0, depth - 1)
-        t0, t1 = self.time[rows, before], self.time[rows, after]
-        p0, p1 = self.pose[rows, before], self.pose[rows, after]  # (T, N, 3)
-        out = p1.copy()
-        # Between two samples: linear in position, along the shorter turn in yaw.
-        inside = (k >= 0) & (k < depth - 1) & np.isfinite(t0)
-        with np.errstate(invalid='ignore', divide='ignore'):
-            w = np.where(inside, (ts - t0) / np.where(t1 > t0, t1 - t0, 1.0), 0.0)
-        turn = np.angle(np.exp(1j * (p1[..., 2] - p0[..., 2])))
-        out[..., :2] = np.where(inside[..., None],
-                                p0[..., :2] + w[..., None] * (p1[..., :2] - p0[..., :2]),
-                                out[..., :2])
-        out[..., 2] = np.where(inside, p0[..., 2] + w * turn, out[..., 2])
-        # After the newest sample: on with its twist, for a little while.
-        late = k == depth - 1
-        dt = np.clip(ts - self.time[:, -1], 0.0, MAX_EXTRAPOLATION)  # (T, N)
-        out = np.where(late[..., None], self.pose[:, -1] + dt[..., None] * self.velocity[:, -1],
-                       out)
-        # Before the oldest sample: the oldest (rows fill from the end; -inf pads the front).
-        early = ((k < 0) | ~np.isfinite(t0)) & np.isfinite(self.time[:, -1])
-        first = np.argmax(np.isfinite(self.time), axis=1)
-        out = np.where(early[..., None], self.pose[rows, first], out)
+        out = _poses_at(self.time, self.pose, self.velocity, times.reshape(-1),
+                        MAX_EXTRAPOLATION)
+        n = self.time.shape[0]
         return out.reshape(times.shape + (n, 3))
+
+
+@numba.njit(cache=True)
+def _poses_at(time, pose, velocity, ts, max_extrapolation):
+    """(T, N, 3): every robot's pose at each time of ts (T,) (see PoseHistory.at)."""
+    n, depth = time.shape
+    out = np.zeros((ts.shape[0], n, 3))
+    for j in range(ts.shape[0]):
+        t = ts[j]
+        for i in range(n):
+            k = -1  # the last sample at or before t (rows ascend; -inf pads the front)
+            while k + 1 < depth and time[i, k + 1] <= t:
+                k += 1
+            newest = time[i, depth - 1]
+            if k == depth - 1:
+                # After the newest sample: on with its twist, for a little while.
+                dt = min(max(t - newest, 0.0), max_extrapolation)
+                for c in range(3):
+                    out[j, i, c] = pose[i, depth - 1, c] + dt * velocity[i, depth - 1, c]
+            elif k >= 0 and math.isfinite(time[i, k]):
+                # Between two samples: linear in position, along the shorter turn in yaw.
+                t0, t1 = time[i, k], time[i, k + 1]
+                w = (t - t0) / (t1 - t0 if t1 > t0 else 1.0)
+                for c in range(2):
+                    out[j, i, c] = pose[i, k, c] + w * (pose[i, k + 1, c] - pose[i, k, c])
+                turn = pose[i, k + 1, 2] - pose[i, k, 2]
+                out[j, i, 2] = pose[i, k, 2] + w * math.atan2(math.sin(turn), math.cos(turn))
+            elif math.isfinite(newest):
+                # Before the oldest sample: the oldest.
+                first = 0
+                while not math.isfinite(time[i, first]):
+                    first += 1
+                for c in range(3):
+                    out[j, i, c] = pose[i, first, c]
+    return out
 
 
 def _move(pose, twist, dt):

@@ -278,14 +278,24 @@ def outside_discs(x, y, cx, cy, reach):
     Return (K,) bool: which points (x, y) lie in none of the discs (cx, cy, reach).
 
     x, y (K,) and cx, cy, reach (R,) float64 [m]. A point at exactly ``reach`` from a centre
-    is outside. Compiled: K x R distance tests without a (K, R) array (a 360-beam scan among
-    50 robots in some 20 us).
+    is outside. Compiled: only the discs that overlap the points' bounding box are tested,
+    without a (K, R) array (a 360-beam scan among 50 robots in some 20 us).
     """
     out = np.ones(x.shape[0], np.bool_)
-    reach_sq = reach * reach
+    if x.shape[0] == 0:
+        return out
+    lo_x, hi_x, lo_y, hi_y = x.min(), x.max(), y.min(), y.max()
+    near = np.empty(cx.shape[0], np.int64)
+    m = 0
+    for r in range(cx.shape[0]):
+        if (cx[r] + reach[r] >= lo_x and cx[r] - reach[r] <= hi_x
+                and cy[r] + reach[r] >= lo_y and cy[r] - reach[r] <= hi_y):
+            near[m] = r
+            m += 1
     for k in range(x.shape[0]):
-        for r in range(cx.shape[0]):
-            if (x[k] - cx[r]) ** 2 + (y[k] - cy[r]) ** 2 < reach_sq[r]:
+        for j in range(m):
+            r = near[j]
+            if (x[k] - cx[r]) ** 2 + (y[k] - cy[r]) ** 2 < reach[r] * reach[r]:
                 out[k] = False
                 break
     return out

@@ -43,18 +43,35 @@ class MessageStore:
         self._count = [0] * n    # messages taken
         self._last_seq = [None] * n  # publication sequence number of the newest taken
         self.dropped = 0         # superseded in the middleware before a tick took them
+        self._next = 0           # robot the next limited take starts at (round robin)
+        self.limited = False     # the last take stopped at its limit (others left waiting)
 
     def attach(self, i, subscription):
         """Take robot i's messages from ``subscription`` (an rclpy Subscription)."""
         self._subs[i] = subscription
 
-    def take_new(self):
-        """Yield (robot, message, receive time [ns]) for robots with a message since last time."""
+    def take_new(self, limit=None):
+        """
+        Yield (robot, message, receive time [ns]) for robots with a message since last time.
+
+        limit : take the messages of at most this many robots (None: all), starting after the
+        robot where the last limited take stopped; the others wait in the middleware (still
+        keep-last 1: the newest) for a later take, and ``limited`` is set.
+        """
         now_ns = self._clock.now().nanoseconds
         wall_ns = time.time_ns()
-        for i, sub in enumerate(self._subs):
+        n = len(self._subs)
+        start = self._next if limit is not None else 0
+        self.limited = False
+        robots = 0
+        for k in range(n):
+            i = (start + k) % n
+            sub = self._subs[i]
             if sub is None:
                 continue
+            if limit is not None and robots >= limit:
+                self._next, self.limited = i, True
+                return
             newest = None
             with sub.handle:
                 while True:  # keep-last 1 holds one message; more only with a deeper history
@@ -65,6 +82,7 @@ class MessageStore:
             if newest is None:
                 continue
             msg, info = newest
+            robots += 1
             self._count[i] += 1
             self._count_dropped(i, info.get('publication_sequence_number'))
             received = info.get('received_timestamp') or wall_ns
@@ -157,10 +175,10 @@ class ScanStore(MessageStore):
 
     unreadable = 0
 
-    def take(self):
-        """List of ScanInput of the scans taken now (the newest of each robot)."""
+    def take(self, limit=None):
+        """List of ScanInput of the scans taken now (the newest of each robot; see take_new)."""
         scans = []
-        for i, buf, rx_ns in self.take_new():
+        for i, buf, rx_ns in self.take_new(limit):
             try:
                 angle_min, increment, range_min, range_max, ranges = \
                     messages.scan_from_cdr(buf)

@@ -439,8 +439,9 @@ def diagnostics(name, stats, stamp):
     Return a diagnostic_msgs/DiagnosticArray with the node's health from its tick statistics.
 
     One status named ``orca_nav: <name>``: OK; WARN when ``stats['overloaded']`` (the timer
-    missed a period or a tick overran it in the last second; the share of robots on fresh
-    odometry is in the message); ERROR when ticks failed. Every statistic is a key-value.
+    missed a period, a tick overran it or scans were left for later ticks in the last second;
+    the share of robots on fresh odometry is in the message); ERROR when ticks failed. Every
+    statistic is a key-value.
     """
     status = DiagnosticStatus(name=f'orca_nav: {name}', hardware_id=name)
     fresh = stats.get('recent_fresh_share')
@@ -450,8 +451,11 @@ def diagnostics(name, stats, stamp):
         status.message = f'{stats["tick_errors"]} ticks failed{share}'
     elif stats.get('overloaded'):
         status.level = DiagnosticStatus.WARN
+        deferred = (f', scans read for {stats.get("scan_quota")} robots a tick'
+                    if stats.get('scans_deferred') else '')
         status.message = (f'overloaded: {stats.get("recent_missed_periods", 0)} periods missed, '
-                          f'longest tick {stats.get("recent_tick_ms_max", 0.0):.1f} ms{share}')
+                          f'longest tick {stats.get("recent_tick_ms_max", 0.0):.1f} ms{share}'
+                          f'{deferred}')
     else:
         status.level = DiagnosticStatus.OK
         status.message = f'ok{share}'

@@ -25,7 +25,7 @@ from orca_nav.ros import messages
 from orca_nav.ros import params as P
 from orca_nav.ros.inputs import OdometryStore, PoseStore, ScanStore
 from orca_nav.ros.outputs import FleetOutputs, LATCHED_QOS, RELIABLE_QOS
-from orca_nav.ros.tick_monitor import TickMonitor
+from orca_nav.ros.tick_monitor import ScanQuota, TickMonitor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import LaserScan
@@ -60,6 +60,8 @@ class OrcaNavNode(Node):
         p, names, c = self.settings.params, self.settings.names, self.settings.n_controlled
         self.controller = FleetController(self.settings.fleet, self.settings.navigation)
         self.monitor = TickMonitor(1.0 / p.rate)
+        self.scan_quota = ScanQuota(c, 1.0 / p.rate, p.obstacle_timeout)
+        self._scans_limited = False  # a tick left scans waiting since the last statistics
         self.odometry = OdometryStore(len(names), self.get_clock(), self.context)
         self.scans = ScanStore(c, self.get_clock(), self.context)
         self.poses = PoseStore(len(names), self.get_clock(), self.context)
@@ -251,7 +253,8 @@ class OrcaNavNode(Node):
             warnings = self.odometry.update()
             inputs = self.odometry.inputs
             warnings += self.poses.update(inputs, self.settings.params.global_frame)
-            inputs.scans = self.scans.take()
+            inputs.scans = self.scans.take(self.scan_quota.quota)
+            self._scans_limited |= self.scans.limited
             self._result = self.controller.step(inputs, now_ns * 1e-9)
             self._fresh_min = min(self._fresh_min, self._fresh_share(inputs, now_ns * 1e-9))
             self.outputs.commands(self._result.commands)
@@ -265,7 +268,9 @@ class OrcaNavNode(Node):
             self.get_logger().error(f'tick failed ({exc!r}); publishing zero commands',
                                     throttle_duration_sec=WARN_THROTTLE)
             self.stop_all(wait=False)
-        if self.monitor.end(time.perf_counter() - start):
+        duration = time.perf_counter() - start
+        self.scan_quota.update(duration, len(self.odometry.inputs.scans))
+        if self.monitor.end(duration):
             stats = self.tick_stats()
             stats['recent_tick_ms'] = self.monitor.take_recent_ms()
             stats['recent_odom_delay_ms'] = round(self.odometry.reset_delay() * 1e-6, 3)
@@ -273,8 +278,12 @@ class OrcaNavNode(Node):
             stats['recent_fresh_share'] = round(self._fresh_min, 4)
             self._fresh_min = 1.0
             overloaded, missed, longest = self.monitor.take_overload()
-            stats.update(overloaded=overloaded, recent_missed_periods=missed,
-                         recent_tick_ms_max=round(longest * 1e3, 3))
+            # Scans left waiting for later ticks: the node could not read them all in time.
+            stats.update(overloaded=overloaded or self._scans_limited,
+                         recent_missed_periods=missed,
+                         recent_tick_ms_max=round(longest * 1e3, 3),
+                         scans_deferred=self._scans_limited, scan_quota=self.scan_quota.quota)
+            self._scans_limited = False
             self._stats_pub.publish(String(data=json.dumps(stats)))
             self._diagnostics_pub.publish(messages.diagnostics(
                 self.get_fully_qualified_name(), stats, self.get_clock().now().to_msg()))

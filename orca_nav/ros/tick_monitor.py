@@ -15,6 +15,41 @@ FULL_GC_PERIOD = 10.0
 GC_THRESHOLD_2 = 1_000_000
 
 
+# A loaded tick should end within this share of its period (the rest: publishing, jitter).
+SCAN_TARGET_SHARE = 0.8
+# Ticks this far below the target take more scans again (between the two: hold).
+SCAN_RAISE_SHARE = 0.6
+
+
+class ScanQuota:
+    """
+    How many robots' new scans a tick reads: all while ticks fit their period, fewer when not.
+
+    Under a load the node cannot keep up with (too many robots' scans for the processor), a
+    tick that reads every scan overruns its period and every robot's command comes late. The
+    quota then shrinks in proportion (``update``), the scans left wait in the middleware (the
+    newest of each robot) and the next ticks read them, round robin; it grows back by a fifth
+    per tick once ticks are short again. It never falls below the share that reads every
+    robot's scan at least every ``obstacle_timeout / 2``, so that no robot's scan obstacles
+    expire between two reads: safety comes before the rate. Public: ``quota``, ``floor``.
+    """
+
+    def __init__(self, n, period, obstacle_timeout):
+        """Quota for N robots' scans, ticks of ``period`` [s]."""
+        self.n, self.period = n, period
+        every = max(1, int(obstacle_timeout / (2.0 * period)))  # ticks between two reads
+        self.floor = min(n, -(-n // every))
+        self.quota = n
+
+    def update(self, duration, taken):
+        """Adjust the quota after a tick of ``duration`` [s] that read ``taken`` scans."""
+        target = SCAN_TARGET_SHARE * self.period
+        if duration > target and taken:
+            self.quota = max(self.floor, min(self.quota, int(taken * target / duration)))
+        elif duration < SCAN_RAISE_SHARE * self.period and self.quota < self.n:
+            self.quota = min(self.n, int(self.quota * 1.2) + 1)
+
+
 class TickMonitor:
     """
     Counts ticks, missed timer periods and tick errors; keeps recent durations.
