@@ -40,6 +40,7 @@ import math
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 from nav_msgs.msg import Odometry
@@ -139,8 +140,14 @@ def world_map(positions, resolution=0.05):
     return msg
 
 
-def run_load(n, duration, scan_beams=0, use_map=False, inner_goals=False):
-    """Load: publish odometry (and scans, a map) of n robots for duration [s]; print counts."""
+def run_load(n, duration, scan_beams=0, use_map=False, inner_goals=False, odom_rate=ODOM_RATE,
+             resend_goals=0.0):
+    """
+    Load: publish odometry (and scans, a map) of n robots for duration [s]; print counts.
+
+    odom_rate [Hz] per robot; resend_goals [s]: publish every robot's (same) goal again this
+    often (a fleet manager that re-sends its goals), 0 = once at the start.
+    """
     import rclpy
     from rclpy.qos import qos_profile_sensor_data
     from sensor_msgs.msg import LaserScan
@@ -192,17 +199,24 @@ def run_load(n, duration, scan_beams=0, use_map=False, inner_goals=False):
             pub.publish(messages.make_goal(*goals[i]))
         time.sleep(0.1)
     clock = node.get_clock()
-    period = 1.0 / ODOM_RATE
+    period = 1.0 / odom_rate
     # Robots are not synchronised: spread each round over the period in 5 bursts.
     bursts = 5
     chunk = (n + bursts - 1) // bursts
     published = 0
     scans_published = 0
-    every = max(1, int(round(ODOM_RATE / SCAN_RATE)))
+    every = max(1, int(round(odom_rate / SCAN_RATE)))
     start = time.monotonic()
     late = 0
     k = 0
+    goals_resent = 0
+    next_resend = start + resend_goals if resend_goals else math.inf
     while time.monotonic() - start < duration:
+        if time.monotonic() >= next_resend:
+            next_resend += resend_goals
+            for i, pub in enumerate(goal_pubs):
+                pub.publish(messages.make_goal(*goals[i]))
+            goals_resent += n
         for b in range(bursts):
             target = start + k * period + b * period / bursts
             wait = target - time.monotonic()
@@ -222,8 +236,56 @@ def run_load(n, duration, scan_beams=0, use_map=False, inner_goals=False):
         k += 1
     elapsed = time.monotonic() - start
     print(json.dumps({'published': published, 'scans_published': scans_published,
-                      'elapsed': elapsed,
+                      'elapsed': elapsed, 'goals_resent': goals_resent,
                       'rate_per_robot': published / n / elapsed, 'late_bursts': late}))
+    node.destroy_node()
+    rclpy.try_shutdown()
+
+
+def run_sampler(n, duration, every, warmup):
+    """
+    Command sampler: every ``every``-th robot's cmd_vel, by send time; print the gaps as JSON.
+
+    The subscriptions (raw, reliable as the node's publishers, deep enough for a second of
+    commands) belong to a node nothing spins: every 0.1 s this process takes what arrived and
+    keeps each message's source timestamp, the moment the node sent it, so this process's own
+    delays do not count. Gaps are measured between warmup and the end of the run.
+    """
+    import rclpy
+    from geometry_msgs.msg import Twist
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+    rclpy.init()
+    node = rclpy.create_node('cmd_sampler')
+    qos = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
+    subs = [node.create_subscription(Twist, f'/{r}/cmd_vel', lambda m: None, qos, raw=True)
+            for r in robot_names(n)[::every]]
+    sent = [[] for _ in subs]
+    start_ns = time.time_ns()
+    end = time.monotonic() + duration
+    while time.monotonic() < end:
+        time.sleep(0.1)
+        for k, sub in enumerate(subs):
+            with sub.handle:
+                while True:
+                    taken = sub.handle.take_message(sub.msg_type, True)
+                    if taken is None:
+                        break
+                    sent[k].append(taken[1]['source_timestamp'])
+    lo, hi = start_ns + int(warmup * 1e9), time.time_ns() - int(0.5e9)
+    gaps, silent, commands = [], 0, 0
+    for stamps in sent:
+        t = np.array(sorted(s for s in stamps if lo <= s <= hi), dtype=np.int64)
+        commands += len(t)
+        if not len(t):
+            silent += 1
+            continue
+        # The time from the window's start to the first command counts as a gap too.
+        gaps.extend((np.diff(np.concatenate([[lo], t, [hi]])) * 1e-9).tolist())
+    print(json.dumps({'sampled': len(subs), 'silent': silent, 'gaps': len(gaps),
+                      'gap_p99_s': percentile(gaps, 99), 'gap_max_s': max(gaps, default=math.nan),
+                      'gaps_over_150ms': sum(g > 0.15 for g in gaps),
+                      'rate_per_robot': commands / max(len(subs), 1) / ((hi - lo) * 1e-9)}))
     node.destroy_node()
     rclpy.try_shutdown()
 
@@ -244,20 +306,27 @@ def cpu_seconds(pid):
 
 
 def bench_fleet(n, warmup, measure, executor='single', scan_beams=0, use_map=False,
-                params=(), inner_goals=False):
-    """Run node + load for one fleet size; return a dict of results."""
+                params=(), inner_goals=False, odom_rate=ODOM_RATE, resend_goals=0.0,
+                gaps_every=0):
+    """
+    Run node + load for one fleet size; return a dict of results.
+
+    gaps_every : > 0: a third process samples every gaps_every-th robot's commands (see
+    run_sampler) and the result has their gaps.
+    """
     import rclpy
     from rclpy.context import Context
     from rclpy.executors import SingleThreadedExecutor
     from std_msgs.msg import String
 
     names = robot_names(n)
+    node_log = tempfile.TemporaryFile('w+')  # a file: a pipe nobody reads would fill and block
     node_proc = subprocess.Popen(
         [sys.executable, '-m', 'orca_nav.node', '--ros-args', '-p',
          'robots:=[' + ','.join(names) + ']', '-p', f'rate:={NODE_RATE}', '-p',
          f'executor:={executor}', '-p', f'scan_enabled:={"true" if scan_beams else "false"}']
         + [arg for p in params for arg in ('-p', p)],
-        env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        env=env(), stdout=subprocess.DEVNULL, stderr=node_log, text=True)
     ctx = Context()
     rclpy.init(context=ctx, domain_id=DOMAIN_ID)
     probe = rclpy.create_node('bench_probe', context=ctx)
@@ -269,16 +338,26 @@ def bench_fleet(n, warmup, measure, executor='single', scan_beams=0, use_map=Fal
                               lambda m: stats.append((time.monotonic(), json.loads(m.data))),
                               10)
     cpu = []  # (monotonic time, the node's CPU seconds so far)
-    load_proc = None
+    load_proc = sampler_proc = None
+    sampled = {}
     try:
         deadline = time.monotonic() + 60.0
         while not stats and time.monotonic() < deadline:
             executor.spin_once(timeout_sec=0.1)
         if not stats:
-            raise RuntimeError('the node did not start: ' + node_proc.stderr.read()[-2000:])
+            node_log.seek(0)
+            raise RuntimeError('the node did not start: ' + node_log.read()[-2000:])
+        log_start = node_log.seek(0, os.SEEK_END)
+        if gaps_every:
+            sampler_proc = subprocess.Popen(
+                [sys.executable, '-m', 'benchmarks.bench_node', '--sample', str(n),
+                 '--duration', str(warmup + measure), '--gaps', str(gaps_every),
+                 '--warmup', str(warmup)],
+                env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         load_proc = subprocess.Popen(
             [sys.executable, '-m', 'benchmarks.bench_node', '--load', str(n),
-             '--duration', str(warmup + measure), '--scan-beams', str(scan_beams)]
+             '--duration', str(warmup + measure), '--scan-beams', str(scan_beams),
+             '--odom-rate', str(odom_rate), '--resend-goals', str(resend_goals)]
             + (['--map'] if use_map else []) + (['--inner-goals'] if inner_goals else []),
             env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         while load_proc.poll() is None:
@@ -291,9 +370,13 @@ def bench_fleet(n, warmup, measure, executor='single', scan_beams=0, use_map=Fal
             executor.spin_once(timeout_sec=0.1)
         out, err = load_proc.communicate()
         load = json.loads(out.strip().splitlines()[-1])
+        if sampler_proc is not None:
+            out, err = sampler_proc.communicate(timeout=30.0)
+            sampled = json.loads(out.strip().splitlines()[-1])
     finally:
-        if load_proc is not None and load_proc.poll() is None:
-            load_proc.kill()
+        for proc in (load_proc, sampler_proc):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
         node_proc.send_signal(2)
         try:
             node_proc.wait(timeout=10.0)
@@ -302,6 +385,11 @@ def bench_fleet(n, warmup, measure, executor='single', scan_beams=0, use_map=Fal
         executor.shutdown()
         probe.destroy_node()
         rclpy.try_shutdown(context=ctx)
+    # Log lines of the node while the load ran (its shutdown lines after SIGINT left out).
+    node_log.seek(log_start)
+    node_log_lines = [line for line in node_log.read().splitlines()
+                      if line and 'SIGINT' not in line and 'stopping' not in line]
+    node_log.close()
     # The measurement window: the last `measure` seconds of the load.
     # The window ends with the load (statistics arrive about a second after their ticks).
     t_end = min(max(t for t, _ in stats) - 2.0, load_end - 0.5)
@@ -334,6 +422,10 @@ def bench_fleet(n, warmup, measure, executor='single', scan_beams=0, use_map=Fal
         'fresh_share_min': min(s.get('recent_fresh_share', 1.0) for s in window),
         'scans_published': load['scans_published'],
         'scans_processed': stats[-1][1].get('scans_received', 0),
+        'goals_resent': load['goals_resent'],
+        'goals_received': stats[-1][1]['goals_received'],
+        'node_log_lines': node_log_lines,
+        'commands': sampled,
     }
 
 
@@ -352,18 +444,31 @@ def main():
                         help='run each fleet without and with a map (routes, map walls)')
     parser.add_argument('--param', nargs='*', default=[],
                         help='extra node parameters, e.g. progress_timeout:=100.0')
+    parser.add_argument('--odom-rate', type=float, default=ODOM_RATE,
+                        help='[Hz] odometry per robot')
+    parser.add_argument('--resend-goals', type=float, default=0.0,
+                        help='[s] re-send every robot its same goal this often (0: never)')
+    parser.add_argument('--gaps', type=int, default=0, metavar='K',
+                        help="sample every K-th robot's commands from a third process and "
+                             'print the gaps between them (by send time)')
     parser.add_argument('--inner-goals', action='store_true', help=argparse.SUPPRESS)
     parser.add_argument('--load', type=int, help=argparse.SUPPRESS)
+    parser.add_argument('--sample', type=int, help=argparse.SUPPRESS)
     parser.add_argument('--duration', type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.load:
-        run_load(args.load, args.duration, args.scan_beams, args.map, args.inner_goals)
+        run_load(args.load, args.duration, args.scan_beams, args.map, args.inner_goals,
+                 args.odom_rate, args.resend_goals)
+        return
+    if args.sample:
+        run_sampler(args.sample, args.duration, args.gaps, args.warmup)
         return
     os.environ.update(ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
     scans = (f', {args.scan_beams}-beam scans {SCAN_RATE:.0f} Hz per robot' if args.scan_beams
              else '')
-    print(f'orca_nav node benchmark: rate {NODE_RATE} Hz, odometry {ODOM_RATE} Hz per robot'
-          f'{scans}, {args.measure:.0f} s window, {os.cpu_count()} CPUs')
+    resend = f', goals re-sent every {args.resend_goals:g} s' if args.resend_goals else ''
+    print(f'orca_nav node benchmark: rate {NODE_RATE} Hz, odometry {args.odom_rate:g} Hz per '
+          f'robot{scans}{resend}, {args.measure:.0f} s window, {os.cpu_count()} CPUs')
     header = (f'{"executor":>8} {"map":>3} {"robots":>6} {"ticks":>5} {"p50 ms":>7} '
               f'{"p99 ms":>7} {"max ms":>7} {"missed":>6} {"odom pub":>8} {"odom taken":>10} '
               f'{"Hz/robot":>8} {"delay ms":>8} {"fresh":>5} {"us/odom":>7} {"cpu":>5} '
@@ -375,7 +480,8 @@ def main():
     without = {}
     for kind, n, use_map in runs:
         r = bench_fleet(n, args.warmup, args.measure, kind, args.scan_beams, use_map, args.param,
-                        inner_goals=args.map)
+                        inner_goals=args.map, odom_rate=args.odom_rate,
+                        resend_goals=args.resend_goals, gaps_every=args.gaps)
         limit = ACCEPT_P99_SCANS_MS if args.scan_beams else ACCEPT_P99_MS
         # The node takes each robot's newest odometry once per tick (older ones are dropped in
         # the middleware): every robot must be on fresh odometry at every tick, and the newest
@@ -396,6 +502,20 @@ def main():
               f'{r["odom_delay_max_ms"]:>8.1f} {r["fresh_share_min"]:>5.2f} '
               f'{r["node_cpu_us_per_odom"]:>7.1f} {r["node_cpu_share"]:>5.2f} '
               f'{r["scans_published"]:>7}/{r["scans_processed"]:<7}  {verdict}', flush=True)
+        c = r['commands']
+        if c:
+            # Every robot commanded at the node's rate: gaps (by send time) p99 <= 1.5 periods.
+            ok = c['gap_p99_s'] <= 1.5 / NODE_RATE and not c['silent']
+            print(f'    commands of {c["sampled"]} sampled robots (every {args.gaps}th), by '
+                  f'send time: {c["rate_per_robot"]:.2f} Hz per robot, gap p99 '
+                  f'{1e3 * c["gap_p99_s"]:.0f} ms, max {1e3 * c["gap_max_s"]:.0f} ms, '
+                  f'{c["gaps_over_150ms"]} of {c["gaps"]} gaps over 150 ms, '
+                  f'{c["silent"]} robots never commanded  {"ok" if ok else "FAIL"}')
+        if args.resend_goals:
+            goal_lines = [line for line in r['node_log_lines'] if 'goal' in line]
+            print(f'    goals re-sent {r["goals_resent"]} (node received {r["goals_received"]}'
+                  f' in all), node log lines about goals during the load: {len(goal_lines)}'
+                  f'  {"ok" if not goal_lines else "FAIL"}')
 
 
 if __name__ == '__main__':
