@@ -81,7 +81,7 @@ def agent_neighbors(positions: ArrayLike, neighbor_dist: float, max_neighbors: i
 def _agent_arrays(positions: ArrayLike, velocities: ArrayLike, pref_velocities: ArrayLike,
                   radius: ArrayLike, max_speed: ArrayLike) -> Optional[tuple]:
     """
-    The per-agent arguments of ``compute_velocities`` as C-ordered float arrays, or None.
+    Return the per-agent arguments of ``compute_velocities`` as C-ordered floats, or None.
 
     None when any is malformed or out of range; ``_checked_agent_arrays`` then says which.
     Arrays that are already right are used as they are (no copy).
