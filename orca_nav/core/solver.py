@@ -104,9 +104,9 @@ def _agent_arrays(positions: ArrayLike, velocities: ArrayLike, pref_velocities: 
 
 def _per_agent(value: ArrayLike, n: int) -> Optional[np.ndarray]:
     """(n,) C-ordered floats from an (n,) array or a scalar; None for another shape."""
-    arr = np.ascontiguousarray(value, dtype=float)
+    arr = np.asarray(value, dtype=float)
     if arr.shape == (n,):
-        return arr
+        return np.ascontiguousarray(arr)
     if arr.ndim == 0:
         return np.full(n, float(arr))
     return None
