@@ -17,8 +17,8 @@ from typing import Optional, Sequence, Tuple
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.spatial import cKDTree
 
+from . import kdtree
 from ._jit import njit
 
 # Edges shorter than this [m] carry no direction worth the name (and square to zero).
@@ -137,9 +137,6 @@ class Obstacles:
 
     def _build_index(self) -> None:
         v = self.num_vertices
-        if v == 0:
-            self._tree = None
-            return
         per_edge = np.maximum(1, np.ceil(self.length / INDEX_SPACING).astype(np.int64))
         edge_of_sample = np.repeat(np.arange(v), per_edge)
         first = np.cumsum(per_edge) - per_edge
@@ -150,82 +147,95 @@ class Obstacles:
                    + frac[:, None] * (self.point[self.next[edge_of_sample]]
                                       - self.point[edge_of_sample]))
         self._edge_of_sample = edge_of_sample
-        self._half_chunk = 0.5 * float(np.max(self.length / per_edge))
-        self._tree = cKDTree(samples)
+        self._half_chunk = 0.5 * float(np.max(self.length / per_edge)) if v else 0.0
+        self._tree = kdtree.build(np.ascontiguousarray(samples, dtype=float).reshape(-1, 2))
 
-    def neighbors(self, positions: np.ndarray, ranges: np.ndarray,
-                  agent_tree: Optional[cKDTree] = None) -> Tuple[np.ndarray, np.ndarray]:
+    def neighbors(self, positions: np.ndarray,
+                  ranges: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         """
         Edges each agent must consider, nearest first, as RVO2 selects them.
 
         An edge is a neighbour of agent i when the agent is strictly on its right (outside) and
         the edge is closer than ``ranges[i]`` (RVO2: time_horizon_obst * max_speed + radius).
-        Edges owned by another agent are skipped.
+        Edges owned by another agent are skipped. Equal distances go by the lower edge id.
 
-        positions : (N, 2) [m]; ranges : (N,) [m]; agent_tree : optional cKDTree of positions
+        positions : (N, 2) [m]; ranges : (N,) [m]
         Returns offsets (N + 1,) and edges (E,); agent i's edges are
         edges[offsets[i]:offsets[i + 1]].
         """
-        n = positions.shape[0]
-        if self._tree is None or n == 0:
-            return np.zeros(n + 1, np.int64), np.zeros(0, np.int64)
-        if agent_tree is None:
-            agent_tree = cKDTree(positions)
-        reach = float(np.max(ranges)) + self._half_chunk
-        pairs = agent_tree.sparse_distance_matrix(self._tree, reach, output_type='ndarray')
-        return _select_edges(pairs['i'].astype(np.int64), self._edge_of_sample[pairs['j']],
-                             np.ascontiguousarray(positions, dtype=float),
-                             np.ascontiguousarray(ranges, dtype=float), self.point, self.next,
-                             self.length, self.owner)
+        return edges_near(np.ascontiguousarray(positions, dtype=float),
+                          np.ascontiguousarray(ranges, dtype=float), self.index)
+
+    @property
+    def index(self) -> tuple:
+        """Return what ``edges_near`` needs: the sample tree and the edges' geometry."""
+        return (self._tree, self._edge_of_sample, self._half_chunk, self.point, self.next,
+                self.length, self.owner)
 
 
 @njit(cache=True)
-def _select_edges(agent, edge, positions, ranges, point, nxt, length, owner):
+def edges_near(positions, ranges, index):
     """
-    Offsets and edges of each agent from candidate (agent, edge) pairs (repeats allowed).
+    ``Obstacles.neighbors`` compiled: offsets (N + 1,) and edges (E,) of each agent.
 
     Keeps the edges that face the agent (it is strictly on their right), are nearer than its
     range and are not owned by another agent; each agent's edges nearest first, ties by
-    edge id.
+    edge id. Candidates are the edges with a sample within range + half a chunk.
     """
+    tree, edge_of_sample, half_chunk, point, nxt, length, owner = index
     n = positions.shape[0]
     v = point.shape[0]
-    key = np.unique(agent * v + edge)  # sorted: by agent, then edge
-    m = key.shape[0]
-    sel_agent = np.empty(m, np.int64)
-    sel_edge = np.empty(m, np.int64)
-    sel_dist = np.empty(m)
     offsets = np.zeros(n + 1, np.int64)
-    k = 0
-    for q in range(m):
-        a = key[q] // v
-        e = key[q] % v
-        ax = point[e, 0]
-        ay = point[e, 1]
-        abx = point[nxt[e], 0] - ax
-        aby = point[nxt[e], 1] - ay
-        acx = positions[a, 0] - ax
-        acy = positions[a, 1] - ay
-        if not abx * acy - aby * acx < 0.0 or (owner[e] >= 0 and owner[e] != a):
-            continue
-        r = min(max((acx * abx + acy * aby) / (length[e] * length[e]), 0.0), 1.0)
-        cx = ax + r * abx - positions[a, 0]
-        cy = ay + r * aby - positions[a, 1]
-        dist_sq = cx * cx + cy * cy
-        if not dist_sq < ranges[a] * ranges[a]:
-            continue
-        sel_agent[k] = a
-        sel_edge[k] = e
-        sel_dist[k] = dist_sq
-        offsets[a + 1] += 1
-        k += 1
-    for i in range(n):
-        offsets[i + 1] += offsets[i]
-    edges = sel_edge[:k].copy()
-    for i in range(n):
-        lo = offsets[i]
-        hi = offsets[i + 1]
-        if hi - lo > 1:  # stable: equal distances keep the edge order
-            order = np.argsort(sel_dist[lo:hi], kind='mergesort')
-            edges[lo:hi] = sel_edge[lo:hi][order]
-    return offsets, edges
+    if v == 0 or n == 0:
+        return offsets, np.zeros(0, np.int64)
+    edges = np.empty(max(16, 2 * n), np.int64)
+    seen = np.full(v, -1, np.int64)
+    candidates = np.empty(edge_of_sample.shape[0], np.int64)
+    stack = np.empty(tree[1].shape[0] + 2, np.int64)
+    sel_edge = np.empty(v, np.int64)
+    sel_dist = np.empty(v)
+    total = 0
+    for a in range(n):
+        px = positions[a, 0]
+        py = positions[a, 1]
+        # A point within r of an edge is within r + half a chunk of one of its samples
+        # (the slack covers the rounding of the samples).
+        reach = (ranges[a] + half_chunk) * (1.0 + 1e-9) + 1e-9
+        found = kdtree.within(tree, px, py, reach * reach, candidates, stack)
+        k = 0
+        for c in range(found):
+            e = edge_of_sample[candidates[c]]
+            if seen[e] == a:
+                continue
+            seen[e] = a
+            ax = point[e, 0]
+            ay = point[e, 1]
+            abx = point[nxt[e], 0] - ax
+            aby = point[nxt[e], 1] - ay
+            acx = px - ax
+            acy = py - ay
+            if not abx * acy - aby * acx < 0.0 or (owner[e] >= 0 and owner[e] != a):
+                continue
+            r = min(max((acx * abx + acy * aby) / (length[e] * length[e]), 0.0), 1.0)
+            cx = ax + r * abx - px
+            cy = ay + r * aby - py
+            dist_sq = cx * cx + cy * cy
+            if not dist_sq < ranges[a] * ranges[a]:
+                continue
+            sel_edge[k] = e
+            sel_dist[k] = dist_sq
+            k += 1
+        if total + k > edges.shape[0]:
+            grown = np.empty(max(2 * edges.shape[0], total + k), np.int64)
+            grown[:total] = edges[:total]
+            edges = grown
+        if k > 1:
+            # By distance, equal distances by edge id.
+            by_id = np.argsort(sel_edge[:k])
+            order = np.argsort(sel_dist[:k][by_id], kind='mergesort')
+            edges[total:total + k] = sel_edge[:k][by_id][order]
+        elif k == 1:
+            edges[total] = sel_edge[0]
+        total += k
+        offsets[a + 1] = total
+    return offsets, edges[:total].copy()

@@ -940,6 +940,10 @@ def brake_conflicts(positions, velocities, radius, agent_nbrs, time_step, active
     k_max = agent_nbrs.shape[1]
     braked = np.zeros(n, np.bool_)
     scale = np.ones(n)
+    # Agents whose pairs must be looked at (again): all at first, then those braked or in a
+    # conflict in the last round. A pair of two others is as it was when last looked at,
+    # and then it was not in conflict.
+    dirty = np.ones(n, np.bool_)
     # Each round past GUARD_ROUNDS stops at least one more agent, so this ends.
     for rnd in range(GUARD_ROUNDS + n + 1):
         scale[:] = 1.0
@@ -949,7 +953,7 @@ def brake_conflicts(positions, velocities, radius, agent_nbrs, time_step, active
                 j = agent_nbrs[i, k]
                 if j < 0:
                     break
-                if not (active[i] or active[j]):
+                if not (dirty[i] or dirty[j]) or not (active[i] or active[j]):
                     continue
                 if not (active[i] and active[j]) and _closing_anyway(
                         positions, velocities, radius, i if active[j] else j,
@@ -973,6 +977,8 @@ def brake_conflicts(positions, velocities, radius, agent_nbrs, time_step, active
                         conflict = True
         if not conflict:
             break
+        for i in range(n):
+            dirty[i] = scale[i] < 1.0
         if floor is None:
             for i in range(n):
                 if scale[i] < 1.0:
@@ -987,6 +993,7 @@ def brake_conflicts(positions, velocities, radius, agent_nbrs, time_step, active
                 if s < 1.0 and (velocities[i, 0] != 0.0 or velocities[i, 1] != 0.0):
                     braked[i] = True
                     changed = True
+                    dirty[i] = True
                     velocities[i, 0] *= s
                     velocities[i, 1] *= s
                     # What is left of the floor after this scaling.

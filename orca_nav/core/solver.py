@@ -13,8 +13,8 @@ from typing import Optional, Tuple
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.spatial import cKDTree
 
+from . import kdtree
 from ._jit import njit
 from .obstacles import Obstacles
 from .orca import brake_conflicts, solve_all
@@ -56,106 +56,104 @@ def _check_array(name: str, value: ArrayLike, shape: Tuple[int, ...]) -> np.ndar
     return arr
 
 
-def agent_neighbors(positions: np.ndarray, neighbor_dist: float, max_neighbors: int,
-                    tree: Optional[cKDTree] = None, *, groups: Optional[np.ndarray] = None,
-                    ignore: Optional[np.ndarray] = None) -> np.ndarray:
+def agent_neighbors(positions: ArrayLike, neighbor_dist: float, max_neighbors: int, *,
+                    groups: Optional[ArrayLike] = None,
+                    ignore: Optional[ArrayLike] = None) -> np.ndarray:
     """
     For each agent the other agents within ``neighbor_dist``, nearest first.
 
     positions : (N, 2) [m]
     groups, ignore : (N,) int64 group ids in [0, G) and (N, G) bool, both or neither: agent i
         leaves out every j with ``ignore[i, groups[j]]`` before counting ``max_neighbors``, so
-        an ignored agent never takes the place of one that counts. All agents are searched
-        as usual (``max_neighbors + 1`` nearest) and the ignored ones dropped; only the rows
-        left short (fewer than max_neighbors kept while more agents may be in range) search
-        again, in one k-d tree per group somebody ignores and one for all other groups,
-        each tree they do not ignore asked for max_neighbors + 1, the nearest of all answers
-        kept. That is at most one more query per tree, whatever the crowd.
+        an ignored agent never takes the place of one that counts.
+    RVO2's rule: the max_neighbors nearest with a distance strictly below neighbor_dist;
+    equal distances go by the lower index (``kdtree.agent_neighbors``).
     Returns (N, max_neighbors) int64 indices, padded with -1 where there are fewer neighbours.
     """
-    n = positions.shape[0]
-    if max_neighbors == 0 or n < 2:
-        return np.full((n, max_neighbors), -1, np.int64)
-    if tree is None:
-        tree = cKDTree(positions)
-    k = min(max_neighbors + 1, n)
-    _, idx = tree.query(positions, k=k, distance_upper_bound=neighbor_dist)
-    idx = idx.reshape(n, k).astype(np.int64)
+    positions = np.ascontiguousarray(positions, dtype=float)
     if ignore is None:
-        return _drop_self(idx, max_neighbors)
-    out, short = _drop_ignored(idx, max_neighbors, groups, ignore)
-    rows = np.flatnonzero(short)
-    if rows.shape[0]:
-        out[rows] = _search_by_group(positions, rows, neighbor_dist, max_neighbors, groups,
-                                     ignore)
-    return out
+        return kdtree.agent_neighbors(positions, float(neighbor_dist), int(max_neighbors))
+    return kdtree.agent_neighbors(positions, float(neighbor_dist), int(max_neighbors),
+                                  np.ascontiguousarray(groups, dtype=np.int64),
+                                  np.ascontiguousarray(ignore, dtype=bool))
 
 
-def _search_by_group(positions: np.ndarray, rows: np.ndarray, neighbor_dist: float,
-                     max_neighbors: int, groups: np.ndarray, ignore: np.ndarray) -> np.ndarray:
-    """``agent_neighbors`` of the agents ``rows``, one k-d tree per ignored group."""
+def _agent_arrays(positions: ArrayLike, velocities: ArrayLike, pref_velocities: ArrayLike,
+                  radius: ArrayLike, max_speed: ArrayLike) -> Optional[tuple]:
+    """
+    Return the per-agent arguments of ``compute_velocities`` as C-ordered floats, or None.
+
+    None when any is malformed or out of range; ``_checked_agent_arrays`` then says which.
+    Arrays that are already right are used as they are (no copy).
+    """
+    positions = np.ascontiguousarray(positions, dtype=float)
+    if positions.ndim != 2 or positions.shape[1] != 2:
+        return None
     n = positions.shape[0]
-    k = min(max_neighbors + 1, n)
-    ignored_groups = np.flatnonzero(np.any(ignore[rows], axis=0))
-    # (members, which of the rows may see them): the agents of the groups none of the rows
-    # ignores, then each group some of them ignore.
-    searches = [(np.flatnonzero(~np.isin(groups, ignored_groups)), np.ones(rows.shape[0], bool))]
-    searches += [(np.flatnonzero(groups == g), ~ignore[rows, g]) for g in ignored_groups]
-    dist = np.full((rows.shape[0], len(searches) * k), np.inf)
-    idx = np.full((rows.shape[0], len(searches) * k), n, np.int64)
-    for s, (members, sees) in enumerate(searches):
-        m = members.shape[0]
-        if m == 0 or not np.any(sees):
-            continue
-        kk = min(k, m)
-        d, j = cKDTree(positions[members]).query(positions[rows[sees]], k=kk,
-                                                 distance_upper_bound=neighbor_dist)
-        j = j.reshape(-1, kk)
-        dist[sees, s * k:s * k + kk] = d.reshape(-1, kk)
-        idx[sees, s * k:s * k + kk] = np.where(j < m, members[np.minimum(j, m - 1)], n)
-    order = np.argsort(dist, axis=1, kind='stable')
-    kept, _ = _drop_ignored(np.take_along_axis(idx, order, axis=1), max_neighbors, groups,
-                            ignore, rows)
-    return kept
+    velocities = np.ascontiguousarray(velocities, dtype=float)
+    pref_velocities = np.ascontiguousarray(pref_velocities, dtype=float)
+    if velocities.shape != (n, 2) or pref_velocities.shape != (n, 2):
+        return None
+    radius = _per_agent(radius, n)
+    max_speed = _per_agent(max_speed, n)
+    if radius is None or max_speed is None or not _all_valid(
+            positions, velocities, pref_velocities, radius, max_speed):
+        return None
+    return positions, velocities, pref_velocities, radius, max_speed
+
+
+def _per_agent(value: ArrayLike, n: int) -> Optional[np.ndarray]:
+    """(n,) C-ordered floats from an (n,) array or a scalar; None for another shape."""
+    arr = np.asarray(value, dtype=float)
+    if arr.shape == (n,):
+        return np.ascontiguousarray(arr)
+    if arr.ndim == 0:
+        return np.full(n, float(arr))
+    return None
 
 
 @njit(cache=True)
-def _drop_self(idx, max_neighbors):
-    """Remove each row's own index and the "none" sentinel (N), keeping the order."""
-    n = idx.shape[0]
-    out = np.full((n, max_neighbors), -1, np.int64)
-    for i in range(n):
-        m = 0
-        for k in range(idx.shape[1]):
-            j = idx[i, k]
-            if j != i and j < n and m < max_neighbors:
-                out[i, m] = j
-                m += 1
-    return out
+def _all_valid(positions, velocities, pref_velocities, radius, max_speed):
+    """Whether everything is finite, every radius positive and every max_speed >= 0."""
+    for i in range(positions.shape[0]):
+        if not (math.isfinite(positions[i, 0]) and math.isfinite(positions[i, 1])
+                and math.isfinite(velocities[i, 0]) and math.isfinite(velocities[i, 1])
+                and math.isfinite(pref_velocities[i, 0])
+                and math.isfinite(pref_velocities[i, 1]) and math.isfinite(radius[i])
+                and math.isfinite(max_speed[i]) and radius[i] > 0.0 and max_speed[i] >= 0.0):
+            return False
+    return True
 
 
-@njit(cache=True)
-def _drop_ignored(idx, max_neighbors, groups, ignore, rows=None):
-    """
-    ``_drop_self`` that also drops the agents each row ignores.
+def _checked_agent_arrays(positions: ArrayLike, velocities: ArrayLike,
+                          pref_velocities: ArrayLike, radius: ArrayLike,
+                          max_speed: ArrayLike) -> tuple:
+    """``_agent_arrays``, raising ValueError with the first problem found."""
+    positions = np.asarray(positions, dtype=float)
+    if positions.ndim != 2 or positions.shape[1] != 2:
+        raise ValueError(f'positions must have shape (N, 2), got {positions.shape}')
+    n = positions.shape[0]
+    positions = _check_array('positions', positions, (n, 2))
+    velocities = _check_array('velocities', velocities, (n, 2))
+    pref_velocities = _check_array('pref_velocities', pref_velocities, (n, 2))
+    radius = _check_array('radius', np.broadcast_to(np.asarray(radius, float), (n,)), (n,))
+    max_speed = _check_array('max_speed', np.broadcast_to(np.asarray(max_speed, float), (n,)),
+                             (n,))
+    if np.any(radius <= 0):
+        raise ValueError(f'radius must be positive, got {radius[radius <= 0][0]!r}')
+    if np.any(max_speed < 0):
+        raise ValueError(f'max_speed must be non-negative, got {max_speed[max_speed < 0][0]!r}')
+    return positions, velocities, pref_velocities, radius, max_speed
 
-    Row r of ``idx`` belongs to agent ``rows[r]`` (agent r when ``rows`` is None). Returns the
-    kept neighbours (R, max_neighbors) and, per row, whether it is short: fewer than
-    max_neighbors kept although its last candidate was in range (more may be in range).
-    """
-    n = groups.shape[0]
-    out = np.full((idx.shape[0], max_neighbors), -1, np.int64)
-    short = np.zeros(idx.shape[0], np.bool_)
-    for r in range(idx.shape[0]):
-        i = r if rows is None else rows[r]
-        m = 0
-        for k in range(idx.shape[1]):
-            j = idx[r, k]
-            if j != i and j < n and m < max_neighbors and not ignore[i, groups[j]]:
-                out[r, m] = j
-                m += 1
-        short[r] = m < max_neighbors and idx[r, idx.shape[1] - 1] < n
-    return out, short
+
+_EMPTY = []
+
+
+def _no_obstacles() -> Obstacles:
+    """Return the (shared, never modified) empty obstacle set."""
+    if not _EMPTY:
+        _EMPTY.append(Obstacles.empty())
+    return _EMPTY[0]
 
 
 def _responsibility(n: int, weights: Optional[ArrayLike], immovable: Optional[ArrayLike],
@@ -297,20 +295,13 @@ def compute_velocities(positions: ArrayLike, velocities: ArrayLike, pref_velocit
     """
     time_step, neighbor_dist, max_neighbors, time_horizon, time_horizon_obst = validate_params(
         time_step, neighbor_dist, max_neighbors, time_horizon, time_horizon_obst)
-    positions = np.asarray(positions, dtype=float)
-    if positions.ndim != 2 or positions.shape[1] != 2:
-        raise ValueError(f'positions must have shape (N, 2), got {positions.shape}')
+    agents = _agent_arrays(positions, velocities, pref_velocities, radius, max_speed)
+    if agents is None:
+        # Something is wrong: find it and say what (raises).
+        agents = _checked_agent_arrays(positions, velocities, pref_velocities, radius,
+                                       max_speed)
+    positions, velocities, pref_velocities, radius, max_speed = agents
     n = positions.shape[0]
-    positions = _check_array('positions', positions, (n, 2))
-    velocities = _check_array('velocities', velocities, (n, 2))
-    pref_velocities = _check_array('pref_velocities', pref_velocities, (n, 2))
-    radius = _check_array('radius', np.broadcast_to(np.asarray(radius, float), (n,)), (n,))
-    max_speed = _check_array('max_speed', np.broadcast_to(np.asarray(max_speed, float), (n,)),
-                             (n,))
-    if np.any(radius <= 0):
-        raise ValueError(f'radius must be positive, got {radius[radius <= 0][0]!r}')
-    if np.any(max_speed < 0):
-        raise ValueError(f'max_speed must be non-negative, got {max_speed[max_speed < 0][0]!r}')
     if active is None:
         active = np.ones(n, bool)
     else:
@@ -321,15 +312,16 @@ def compute_velocities(positions: ArrayLike, velocities: ArrayLike, pref_velocit
                                                                    groups, ignore)
     reach_set = _reach_set(n, max_accel, max_decel, accel_from, velocities, time_step)
     if obstacles is None:
-        obstacles = Obstacles.empty()
+        obstacles = _no_obstacles()
     out = velocities.copy()
     if n == 0:
         return out
-    tree = cKDTree(positions)
-    nbrs = agent_neighbors(positions, neighbor_dist, max_neighbors, tree, groups=search_groups,
-                           ignore=search_ignore)
-    ranges = time_horizon_obst * max_speed + radius
-    offsets, edges = obstacles.neighbors(positions, ranges, tree)
+    if search_ignore is None:
+        nbrs = kdtree.agent_neighbors(positions, neighbor_dist, max_neighbors)
+    else:
+        nbrs = kdtree.agent_neighbors(positions, neighbor_dist, max_neighbors, search_groups,
+                                      search_ignore)
+    offsets, edges = obstacles.neighbors(positions, time_horizon_obst * max_speed + radius)
     geometry = (positions, velocities, pref_velocities, radius, max_speed, nbrs, offsets, edges,
                 obstacles.point, obstacles.next, obstacles.prev, obstacles.unit_dir,
                 obstacles.convex, time_step, time_horizon, time_horizon_obst, responsibility)
@@ -403,14 +395,21 @@ def _solve_all(geometry, active, rest, reach_set):
         solve_all(*geometry, active, *rest, reach_set)
 
 
-def _enforce_limits(vel: np.ndarray, max_speed: np.ndarray) -> np.ndarray:
+@njit(cache=True)
+def _enforce_limits(vel, max_speed):
     """Never return NaN or a speed above the limit (guards against rounding, not a policy)."""
-    bad = ~np.all(np.isfinite(vel), axis=1)
-    vel[bad] = 0.0
-    speed = np.hypot(vel[:, 0], vel[:, 1])
-    over = speed > max_speed
-    if np.any(over):
-        vel[over] *= (max_speed[over] / speed[over])[:, None]
+    for i in range(vel.shape[0]):
+        vx = vel[i, 0]
+        vy = vel[i, 1]
+        if not (math.isfinite(vx) and math.isfinite(vy)):
+            vel[i, 0] = 0.0
+            vel[i, 1] = 0.0
+            continue
+        speed = math.hypot(vx, vy)
+        if speed > max_speed[i]:
+            scale = max_speed[i] / speed
+            vel[i, 0] = vx * scale
+            vel[i, 1] = vy * scale
     return vel
 
 
