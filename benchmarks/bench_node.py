@@ -139,8 +139,13 @@ def world_map(positions, resolution=0.05):
     return msg
 
 
-def run_load(n, duration, scan_beams=0, use_map=False, inner_goals=False):
-    """Load: publish odometry (and scans, a map) of n robots for duration [s]; print counts."""
+def run_load(n, duration, scan_beams=0, use_map=False, inner_goals=False, goals=None,
+             rate=ODOM_RATE):
+    """
+    Load: publish odometry (and scans, a map) of n robots for duration [s]; print counts.
+
+    goals: only the first so many robots get a goal (the others are observed); rate [Hz].
+    """
     import rclpy
     from rclpy.qos import qos_profile_sensor_data
     from sensor_msgs.msg import LaserScan
@@ -152,7 +157,7 @@ def run_load(n, duration, scan_beams=0, use_map=False, inner_goals=False):
     side = max(1, int(round(n ** 0.5)))
     pubs = [node.create_publisher(Odometry, f'/{r}/odom', 10) for r in names]
     goal_pubs = [node.create_publisher(type(messages.make_goal(0, 0)), f'/{r}/goal_pose', 10)
-                 for r in names]
+                 for r in names[:goals]]
     msgs = []
     for i, r in enumerate(names):
         m = Odometry()
@@ -192,13 +197,13 @@ def run_load(n, duration, scan_beams=0, use_map=False, inner_goals=False):
             pub.publish(messages.make_goal(*goals[i]))
         time.sleep(0.1)
     clock = node.get_clock()
-    period = 1.0 / ODOM_RATE
+    period = 1.0 / rate
     # Robots are not synchronised: spread each round over the period in 5 bursts.
     bursts = 5
     chunk = (n + bursts - 1) // bursts
     published = 0
     scans_published = 0
-    every = max(1, int(round(ODOM_RATE / SCAN_RATE)))
+    every = max(1, int(round(rate / SCAN_RATE)))
     start = time.monotonic()
     late = 0
     k = 0
@@ -244,8 +249,13 @@ def cpu_seconds(pid):
 
 
 def bench_fleet(n, warmup, measure, executor='single', scan_beams=0, use_map=False,
-                params=(), inner_goals=False):
-    """Run node + load for one fleet size; return a dict of results."""
+                params=(), inner_goals=False, observed=0, odom_rate=ODOM_RATE):
+    """
+    Run node + load for one fleet size; return a dict of results.
+
+    observed: the node also observes so many more robots, whose odometry the load publishes
+    too (CPU per odometry message counts theirs); odom_rate [Hz] per robot.
+    """
     import rclpy
     from rclpy.context import Context
     from rclpy.executors import SingleThreadedExecutor
@@ -256,7 +266,9 @@ def bench_fleet(n, warmup, measure, executor='single', scan_beams=0, use_map=Fal
         [sys.executable, '-m', 'orca_nav.node', '--ros-args', '-p',
          'robots:=[' + ','.join(names) + ']', '-p', f'rate:={NODE_RATE}', '-p',
          f'executor:={executor}', '-p', f'scan_enabled:={"true" if scan_beams else "false"}']
-        + [arg for p in params for arg in ('-p', p)],
+        + [arg for p in params for arg in ('-p', p)]
+        + (['-p', 'observed_robots:=[' + ','.join(robot_names(n + observed)[n:]) + ']']
+           if observed else []),
         env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     ctx = Context()
     rclpy.init(context=ctx, domain_id=DOMAIN_ID)
@@ -277,7 +289,8 @@ def bench_fleet(n, warmup, measure, executor='single', scan_beams=0, use_map=Fal
         if not stats:
             raise RuntimeError('the node did not start: ' + node_proc.stderr.read()[-2000:])
         load_proc = subprocess.Popen(
-            [sys.executable, '-m', 'benchmarks.bench_node', '--load', str(n),
+            [sys.executable, '-m', 'benchmarks.bench_node', '--load', str(n + observed),
+             '--goals', str(n), '--odom-rate', str(odom_rate),
              '--duration', str(warmup + measure), '--scan-beams', str(scan_beams)]
             + (['--map'] if use_map else []) + (['--inner-goals'] if inner_goals else []),
             env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -314,7 +327,7 @@ def bench_fleet(n, warmup, measure, executor='single', scan_beams=0, use_map=Fal
     in_window = [(t, c) for t, c in cpu if t_end - measure <= t <= t_end]
     cpu_s = in_window[-1][1] - in_window[0][1] if len(in_window) > 1 else float('nan')
     span = in_window[-1][0] - in_window[0][0] if len(in_window) > 1 else float('nan')
-    sent = load['rate_per_robot'] * n * span
+    sent = load['rate_per_robot'] * (n + observed) * span
     missed = window[-1]['missed_periods'] - (before[-1]['missed_periods'] if before else 0)
     return {
         'robots': n,
@@ -355,9 +368,12 @@ def main():
     parser.add_argument('--inner-goals', action='store_true', help=argparse.SUPPRESS)
     parser.add_argument('--load', type=int, help=argparse.SUPPRESS)
     parser.add_argument('--duration', type=float, help=argparse.SUPPRESS)
+    parser.add_argument('--goals', type=int, help=argparse.SUPPRESS)
+    parser.add_argument('--odom-rate', type=float, default=ODOM_RATE, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.load:
-        run_load(args.load, args.duration, args.scan_beams, args.map, args.inner_goals)
+        run_load(args.load, args.duration, args.scan_beams, args.map, args.inner_goals,
+                 args.goals, args.odom_rate)
         return
     os.environ.update(ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
     scans = (f', {args.scan_beams}-beam scans {SCAN_RATE:.0f} Hz per robot' if args.scan_beams
