@@ -16,13 +16,19 @@ window (``bench_node.bench_fleet``): the node's CPU share and CPU time per odome
 sent to it, tick duration p50 / p99 / max, missed periods, the smallest share of robots on fresh
 odometry at a tick, and the extra CPU per observed robot against the run observing none.
 
+``--breakdown`` measures where the tick's time goes instead, in this one process (no load
+process, no timer): the odometry of every robot is published, then the node's tick is called;
+reported are the median tick and the part of it that takes and reads the odometry.
+
 Runs on ROS domain 84 with DDS kept on this machine (bench_node's processes, on this domain).
 """
 
 import argparse
 import os
+import time
 
 from benchmarks import bench_node
+import numpy as np
 
 DOMAIN_ID = 84
 
@@ -47,6 +53,73 @@ def bench_observing(n, observed, warmup, measure, odom_rate, executor='events'):
     return r
 
 
+def tick_breakdown(n, observed, ticks=30):
+    """
+    Time the node's tick in this process: (tick ms, odometry intake ms), medians.
+
+    The node commands n robots with far goals and observes ``observed`` more; before each tick
+    every robot's odometry is published once (grid positions as bench_node's load).
+    """
+    import rclpy
+    from rclpy.context import Context
+    from rclpy.parameter import Parameter
+    from nav_msgs.msg import Odometry
+    from orca_nav.ros.node import OrcaNavNode
+
+    names = bench_node.robot_names(n + observed)
+    ctx = Context()
+    rclpy.init(context=ctx, domain_id=DOMAIN_ID)
+    params = [Parameter('robots', value=names[:n]), Parameter('publish_markers', value=False)]
+    if observed:
+        params += [Parameter('observed_robots', value=names[n:]),
+                   Parameter('observed_reciprocate', value=True)]
+    node = OrcaNavNode(context=ctx, parameter_overrides=params)
+    load = rclpy.create_node('odom_load', context=ctx)
+    try:
+        node.destroy_timer(node._timer)  # the benchmark calls the tick itself
+        pubs = [load.create_publisher(Odometry, f'/{r}/odom', 10) for r in names]
+        side = max(1, int(round(len(names) ** 0.5)))
+        msgs = []
+        for i in range(len(names)):
+            m = Odometry()
+            m.header.frame_id = 'map'
+            m.pose.pose.position.x = bench_node.GRID_SPACING * (i % side)
+            m.pose.pose.position.y = bench_node.GRID_SPACING * (i // side)
+            m.pose.pose.orientation.w = 1.0
+            msgs.append(m)
+        for i in range(n):
+            node.controller.set_goal(i, msgs[i].pose.pose.position.x + 1000.0,
+                                     msgs[i].pose.pose.position.y, 0.0)
+        deadline = time.monotonic() + 30.0
+        while time.monotonic() < deadline and not all(p.get_subscription_count() for p in pubs):
+            time.sleep(0.05)
+        intake = []
+        update = node.odometry.update
+
+        def timed_update():
+            start = time.perf_counter()
+            try:
+                return update()
+            finally:
+                intake.append(time.perf_counter() - start)
+        node.odometry.update = timed_update
+        durations = []
+        for _ in range(ticks + 5):
+            stamp = node.get_clock().now().to_msg()
+            for m, pub in zip(msgs, pubs):
+                m.header.stamp = stamp
+                pub.publish(m)
+            time.sleep(0.1)
+            start = time.perf_counter()
+            node._tick()
+            durations.append(time.perf_counter() - start)
+        return 1e3 * np.median(durations[5:]), 1e3 * np.median(intake[5:])
+    finally:
+        node.destroy_node()
+        load.destroy_node()
+        rclpy.try_shutdown(context=ctx)
+
+
 def main():
     """Run the node observing each number of robots and print one table."""
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[1])
@@ -58,9 +131,21 @@ def main():
     parser.add_argument('--warmup', type=float, default=4.0, help='[s] before measuring')
     parser.add_argument('--measure', type=float, default=12.0, help='[s] measurement window')
     parser.add_argument('--repeats', type=int, default=1, help='runs per configuration')
+    parser.add_argument('--breakdown', action='store_true',
+                        help="time the node's tick and its odometry intake in this process")
     args = parser.parse_args()
     os.environ.update(ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
     n = args.robots
+    if args.breakdown:
+        print(f'orca_nav tick breakdown: node commanding {n} robots, in one process, '
+              f'{os.cpu_count()} CPUs, load average {load_average():.2f}')
+        print(f'{"observed":>8} {"tick ms":>8} {"odometry intake ms":>18} {"us/robot":>8}')
+        for multiple in args.observed:
+            observed = int(round(multiple * n))
+            tick, intake = tick_breakdown(n, observed)
+            print(f'{observed:>8} {tick:>8.2f} {intake:>18.2f} '
+                  f'{1e3 * intake / (n + observed):>8.1f}', flush=True)
+        return
     print(f'orca_nav cost of observing: node commanding {n} robots, rate '
           f'{bench_node.NODE_RATE:g} Hz, odometry {args.odom_rate:g} Hz per robot, '
           f'{args.measure:g} s window, {os.cpu_count()} CPUs')

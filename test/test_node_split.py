@@ -11,14 +11,30 @@ publishes the next /clock, waits for every node's tick and commands, then integr
 
 Control run: the same nodes without observed_robots, each blind to the other shares, drive
 into the other nodes' robots (the world sees the discs overlap), so the split test can fail.
+
+Slow: the planned nodes as ``python -m orca_nav.node`` processes, named as ``ros2 launch``
+names them: each has its own name, ``~/tick_stats`` and intake node, publishes the commands of
+its own robots only and takes every robot's odometry.
 """
+
+import json
+import os
+from pathlib import Path
+import subprocess
+import sys
+import time
 
 import numpy as np
 from orca_nav.ros import fleet
 from orca_nav.ros import messages
 from orca_nav.ros.main import make_executor
 from orca_nav.ros.node import OrcaNavNode
+import pytest
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
+from std_msgs.msg import String
+import yaml
 
 from test_node_world import circle_swap, spin_until, World  # noqa: I100 -- test/ is on sys.path
 
@@ -26,6 +42,7 @@ DOMAIN_ID = 80
 RATE = 10.0
 RADIUS = 0.2
 GOAL_TOLERANCE = 0.1
+REPO = Path(__file__).resolve().parents[1]
 
 
 def run_split(context, n_robots, n_nodes, observe=True, max_time=60.0, blind_time=8.0):
@@ -135,3 +152,68 @@ def test_without_observing_the_halves_run_into_each_other(context):
     assert world.min_gap < -0.05, 'blind halves never ran into each other: the scene does ' \
                                   'not test observing'
     assert all(s['tick_errors'] == 0 for s in stats)
+
+
+def _start(plan, path):
+    """Start a planned node as ``ros2 launch`` would: its name, namespace, then its params."""
+    path.write_text(yaml.safe_dump({'/**': {'ros__parameters': plan.parameters[-1]}}))
+    env = dict(os.environ, ROS_DOMAIN_ID=str(DOMAIN_ID), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST',
+               PYTHONUNBUFFERED='1')
+    env['PYTHONPATH'] = os.pathsep.join([str(REPO)] + [p for p in [env.get('PYTHONPATH')] if p])
+    return subprocess.Popen(
+        [sys.executable, '-m', 'orca_nav.node', '--ros-args', '-r', f'__node:={plan.name}',
+         '-r', f'__ns:=/{plan.namespace}', '--params-file', str(path)] + plan.arguments[1:],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+@pytest.mark.slow
+def test_split_nodes_as_processes_command_their_share_and_take_every_odometry(context, tmp_path):
+    """
+    nodes:=3 over six robots in /fleet: three processes /fleet/orca_nav_0..2.
+
+    Over DDS: /fleet/robotK/cmd_vel has one publisher, the node planned for robot K; every
+    robot's odometry has a subscriber in each node (its intake); each node publishes its own
+    /fleet/orca_nav_k/tick_stats.
+    """
+    plans = fleet.plan_launch({'robots': 'robot1..robot6', 'nodes': '3', 'namespace': 'fleet'})
+    names = [r for p in plans for r in p.robots]
+    procs = [_start(p, tmp_path / f'{p.name}.yaml') for p in plans]
+    probe = rclpy.create_node('split_probe', context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(probe)
+    stats = {}
+    for p in plans:
+        probe.create_subscription(String, f'/fleet/{p.name}/tick_stats',
+                                  lambda m, name=p.name: stats.setdefault(name, json.loads(m.data)),
+                                  10)
+
+    def graph():
+        cmd = {r: sorted(i.node_name for i in probe.get_publishers_info_by_topic(
+            f'/fleet/{r}/cmd_vel')) for r in names}
+        odom = {r: sorted(i.node_name for i in probe.get_subscriptions_info_by_topic(
+            f'/fleet/{r}/odom')) for r in names}
+        return cmd, odom
+
+    want_cmd = {r: [p.name] for p in plans for r in p.robots}
+    want_odom = {r: [f'{p.name}_intake' for p in plans] for r in names}
+    try:
+        deadline = time.monotonic() + 60.0
+        while time.monotonic() < deadline and (graph() != (want_cmd, want_odom)
+                                               or len(stats) < len(plans)):
+            executor.spin_once(timeout_sec=0.1)
+            for proc in procs:
+                assert proc.poll() is None, proc.communicate()[0]
+        assert graph() == (want_cmd, want_odom)
+        assert sorted(stats) == ['orca_nav_0', 'orca_nav_1', 'orca_nav_2']
+        assert all(s['tick_errors'] == 0 for s in stats.values())
+        assert not probe.get_publishers_info_by_topic('/fleet/orca_nav/tick_stats')
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(timeout=10.0)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        executor.shutdown()
+        probe.destroy_node()
