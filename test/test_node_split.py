@@ -183,9 +183,9 @@ def test_split_nodes_as_processes_command_their_share_and_take_every_odometry(co
     executor.add_node(probe)
     stats = {}
     for p in plans:
-        probe.create_subscription(String, f'/fleet/{p.name}/tick_stats',
-                                  lambda m, name=p.name: stats.setdefault(name, json.loads(m.data)),
-                                  10)
+        probe.create_subscription(
+            String, f'/fleet/{p.name}/tick_stats',
+            lambda m, name=p.name: stats.setdefault(name, json.loads(m.data)), 10)
 
     def graph():
         cmd = {r: sorted(i.node_name for i in probe.get_publishers_info_by_topic(
