@@ -139,12 +139,12 @@ def world_map(positions, resolution=0.05):
     return msg
 
 
-def run_load(n, duration, scan_beams=0, use_map=False, inner_goals=False, goals=None,
+def run_load(n, duration, scan_beams=0, use_map=False, inner_goals=False, n_goals=None,
              rate=ODOM_RATE):
     """
     Load: publish odometry (and scans, a map) of n robots for duration [s]; print counts.
 
-    goals: only the first so many robots get a goal (the others are observed); rate [Hz].
+    n_goals: only the first so many robots get a goal (the others are observed); rate [Hz].
     """
     import rclpy
     from rclpy.qos import qos_profile_sensor_data
@@ -157,7 +157,7 @@ def run_load(n, duration, scan_beams=0, use_map=False, inner_goals=False, goals=
     side = max(1, int(round(n ** 0.5)))
     pubs = [node.create_publisher(Odometry, f'/{r}/odom', 10) for r in names]
     goal_pubs = [node.create_publisher(type(messages.make_goal(0, 0)), f'/{r}/goal_pose', 10)
-                 for r in names[:goals]]
+                 for r in names[:n_goals]]
     msgs = []
     for i, r in enumerate(names):
         m = Odometry()
