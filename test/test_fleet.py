@@ -440,8 +440,9 @@ def test_split_refuses_a_params_file_section_no_split_node_would_get(tmp_path):
                            + r' orca_nav.*orca_nav_0 \.\. orca_nav_1'):
             fleet.plan_nodes('central', 'r1..r4', params_file=str(f), nodes=2)
     f.write_text('/**:\n  ros__parameters:\n    max_speed: 0.7\n'
-                 '    observed_robots: [dock1, r2]\n'
+                 '    observed_robots: [b_robot1, r2]\n'
                  'orca_nav_1:\n  ros__parameters:\n    rate: 20.0\n')
     plans = fleet.plan_nodes('central', 'r1..r4', params_file=str(f), nodes=2)
-    assert [p.observed_robots for p in plans] == [['r3', 'r4', 'dock1'], ['r1', 'r2', 'dock1']]
+    assert [p.observed_robots for p in plans] == [['r3', 'r4', 'b_robot1'],
+                                                  ['r1', 'r2', 'b_robot1']]
     assert [_effective(p)['rate'] for p in plans] == [10.0, 20.0]
