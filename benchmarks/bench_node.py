@@ -140,13 +140,14 @@ def world_map(positions, resolution=0.05):
     return msg
 
 
-def run_load(n, duration, scan_beams=0, use_map=False, inner_goals=False, odom_rate=ODOM_RATE,
-             resend_goals=0.0):
+def run_load(n, duration, scan_beams=0, use_map=False, inner_goals=False, n_goals=None,
+             odom_rate=ODOM_RATE, resend_goals=0.0):
     """
     Load: publish odometry (and scans, a map) of n robots for duration [s]; print counts.
 
-    odom_rate [Hz] per robot; resend_goals [s]: publish every robot's (same) goal again this
-    often (a fleet manager that re-sends its goals), 0 = once at the start.
+    n_goals: only the first so many robots get a goal (the others are observed); odom_rate
+    [Hz] per robot; resend_goals [s]: publish the robots' (same) goals again this often (a
+    fleet manager that re-sends its goals), 0 = once at the start.
     """
     import rclpy
     from rclpy.qos import qos_profile_sensor_data
@@ -159,7 +160,7 @@ def run_load(n, duration, scan_beams=0, use_map=False, inner_goals=False, odom_r
     side = max(1, int(round(n ** 0.5)))
     pubs = [node.create_publisher(Odometry, f'/{r}/odom', 10) for r in names]
     goal_pubs = [node.create_publisher(type(messages.make_goal(0, 0)), f'/{r}/goal_pose', 10)
-                 for r in names]
+                 for r in names[:n_goals]]
     msgs = []
     for i, r in enumerate(names):
         m = Odometry()
@@ -216,7 +217,7 @@ def run_load(n, duration, scan_beams=0, use_map=False, inner_goals=False, odom_r
             next_resend += resend_goals
             for i, pub in enumerate(goal_pubs):
                 pub.publish(messages.make_goal(*goals[i]))
-            goals_resent += n
+            goals_resent += len(goal_pubs)
         for b in range(bursts):
             target = start + k * period + b * period / bursts
             wait = target - time.monotonic()
@@ -306,13 +307,15 @@ def cpu_seconds(pid):
 
 
 def bench_fleet(n, warmup, measure, executor='single', scan_beams=0, use_map=False,
-                params=(), inner_goals=False, odom_rate=ODOM_RATE, resend_goals=0.0,
-                gaps_every=0):
+                params=(), inner_goals=False, observed=0, odom_rate=ODOM_RATE,
+                resend_goals=0.0, gaps_every=0):
     """
     Run node + load for one fleet size; return a dict of results.
 
-    gaps_every : > 0: a third process samples every gaps_every-th robot's commands (see
-    run_sampler) and the result has their gaps.
+    observed: the node also observes so many more robots, whose odometry the load publishes
+    too (CPU per odometry message counts theirs); odom_rate [Hz] per robot; resend_goals [s]
+    (see run_load); gaps_every > 0: a third process samples every gaps_every-th robot's
+    commands (see run_sampler) and the result has their gaps.
     """
     import rclpy
     from rclpy.context import Context
@@ -325,7 +328,9 @@ def bench_fleet(n, warmup, measure, executor='single', scan_beams=0, use_map=Fal
         [sys.executable, '-m', 'orca_nav.node', '--ros-args', '-p',
          'robots:=[' + ','.join(names) + ']', '-p', f'rate:={NODE_RATE}', '-p',
          f'executor:={executor}', '-p', f'scan_enabled:={"true" if scan_beams else "false"}']
-        + [arg for p in params for arg in ('-p', p)],
+        + [arg for p in params for arg in ('-p', p)]
+        + (['-p', 'observed_robots:=[' + ','.join(robot_names(n + observed)[n:]) + ']']
+           if observed else []),
         env=env(), stdout=subprocess.DEVNULL, stderr=node_log, text=True)
     ctx = Context()
     rclpy.init(context=ctx, domain_id=DOMAIN_ID)
@@ -355,9 +360,10 @@ def bench_fleet(n, warmup, measure, executor='single', scan_beams=0, use_map=Fal
                  '--warmup', str(warmup)],
                 env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         load_proc = subprocess.Popen(
-            [sys.executable, '-m', 'benchmarks.bench_node', '--load', str(n),
-             '--duration', str(warmup + measure), '--scan-beams', str(scan_beams),
-             '--odom-rate', str(odom_rate), '--resend-goals', str(resend_goals)]
+            [sys.executable, '-m', 'benchmarks.bench_node', '--load', str(n + observed),
+             '--goals', str(n), '--duration', str(warmup + measure),
+             '--scan-beams', str(scan_beams), '--odom-rate', str(odom_rate),
+             '--resend-goals', str(resend_goals)]
             + (['--map'] if use_map else []) + (['--inner-goals'] if inner_goals else []),
             env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         while load_proc.poll() is None:
@@ -402,7 +408,7 @@ def bench_fleet(n, warmup, measure, executor='single', scan_beams=0, use_map=Fal
     in_window = [(t, c) for t, c in cpu if t_end - measure <= t <= t_end]
     cpu_s = in_window[-1][1] - in_window[0][1] if len(in_window) > 1 else float('nan')
     span = in_window[-1][0] - in_window[0][0] if len(in_window) > 1 else float('nan')
-    sent = load['rate_per_robot'] * n * span
+    sent = load['rate_per_robot'] * (n + observed) * span
     missed = window[-1]['missed_periods'] - (before[-1]['missed_periods'] if before else 0)
     return {
         'robots': n,
@@ -455,10 +461,11 @@ def main():
     parser.add_argument('--load', type=int, help=argparse.SUPPRESS)
     parser.add_argument('--sample', type=int, help=argparse.SUPPRESS)
     parser.add_argument('--duration', type=float, help=argparse.SUPPRESS)
+    parser.add_argument('--goals', type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.load:
         run_load(args.load, args.duration, args.scan_beams, args.map, args.inner_goals,
-                 args.odom_rate, args.resend_goals)
+                 args.goals, args.odom_rate, args.resend_goals)
         return
     if args.sample:
         run_sampler(args.sample, args.duration, args.gaps, args.warmup)

@@ -3,6 +3,9 @@ orca_nav for a fleet: one node for every robot (central) or one node per robot (
 
     ros2 launch orca_nav orca_nav.launch.py robots:=robot1..robot8 use_sim_time:=true
     ros2 launch orca_nav orca_nav.launch.py robots:=robot1..robot4 layout:=decentralised
+    # a large fleet split over 4 nodes, orca_nav_0..orca_nav_3, each commanding a quarter of
+    # the robots and observing the others (docs/scaling.md):
+    ros2 launch orca_nav orca_nav.launch.py robots:=r0001..r1000 nodes:=4
     # one computer per robot, one params file listing the fleet (robots: [robot1, ...]):
     ros2 launch orca_nav orca_nav.launch.py layout:=decentralised local_robots:=robot3 \
         params_file:=fleet.yaml

@@ -2,6 +2,7 @@
 
 import os
 from pathlib import Path
+import re
 
 from orca_nav.ros import fleet
 from orca_nav.ros import params as P
@@ -149,7 +150,7 @@ def _effective(plan):
     """Return the values a node of this plan ends up with: files, then the launch's dict."""
     values = {}
     for item in plan.parameters:
-        values.update(fleet.read_params_file(item, namespace=plan.namespace)
+        values.update(fleet.read_params_file(item, plan.name, plan.namespace)
                       if isinstance(item, str) else item)
     return fleet.check_node_parameters(values)
 
@@ -350,3 +351,98 @@ def test_pytest_disables_the_launch_testing_plugin():
     """launch_testing's pytest plugin (loaded where ROS is installed) breaks pytest 9."""
     ini = (Path(__file__).resolve().parents[1] / 'pytest.ini').read_text()
     assert '-p no:launch_testing -p no:launch_ros' in ini
+
+
+def test_nodes_splits_the_central_layout_into_contiguous_shares_that_observe_the_rest():
+    """
+    nodes:=3 over seven robots: orca_nav_0..2 command 3, 2 and 2 robots, observe the others.
+
+    Every robot is commanded by exactly one node and seen by every other node; the observed
+    robots take their share of the avoiding (observed_reciprocate true, as decentralised);
+    names, hence ~/tick_stats and ~/markers, are unique and predictable.
+    """
+    fleet_names = [f'robot{i}' for i in range(1, 8)]
+    plans = fleet.plan_launch({'robots': 'robot1..robot7', 'nodes': '3', 'namespace': 'fl',
+                               'params_file': str(CONFIG)})
+    assert [(p.name, p.namespace, p.robots) for p in plans] == [
+        ('orca_nav_0', 'fl', ['robot1', 'robot2', 'robot3']),
+        ('orca_nav_1', 'fl', ['robot4', 'robot5']), ('orca_nav_2', 'fl', ['robot6', 'robot7'])]
+    commanded = [r for p in plans for r in p.robots]
+    assert commanded == fleet_names  # each robot once, in the list's order
+    for p in plans:
+        assert p.observed_robots == [r for r in fleet_names if r not in p.robots]
+        assert p.parameters == [str(CONFIG), {
+            'use_sim_time': False, 'robots': p.robots, 'robots_namespace': 'fl',
+            'observed_reciprocate': True, 'observed_robots': p.observed_robots}]
+        settings = P.resolve(_effective(p))
+        assert settings.n_controlled == len(p.robots)
+        assert settings.names == tuple(p.robots + p.observed_robots)
+        assert settings.params.observed_reciprocate
+    assert len({f'/{p.namespace}/{p.name}/tick_stats' for p in plans}) == 3
+    # nodes:=1 (the default) is the single central node, unchanged.
+    one = fleet.plan_launch({'robots': 'robot1..robot7', 'nodes': '1'})
+    assert one == fleet.plan_launch({'robots': 'robot1..robot7'})
+    assert [(p.name, p.robots, p.observed_robots) for p in one] == [
+        ('orca_nav', fleet_names, [])]
+    assert 'observed_reciprocate' not in one[0].parameters[-1]
+    # As many nodes as robots: one robot each; a launch override of reciprocate wins.
+    plans = fleet.plan_nodes('central', 'a,b', nodes=2,
+                             overrides={'observed_reciprocate': False})
+    assert [(p.robots, p.observed_robots, p.parameters[-1]['observed_reciprocate'])
+            for p in plans] == [(['a'], ['b'], False), (['b'], ['a'], False)]
+
+
+def test_split_shares_and_local_nodes():
+    """Shares differ by one robot at most; local_nodes starts this computer's nodes only."""
+    names = [f'r{i}' for i in range(10)]
+    for count in range(1, 11):
+        shares = fleet.split_robots(names, count)
+        assert [r for s in shares for r in s] == names
+        assert max(map(len, shares)) - min(map(len, shares)) <= 1
+    every = fleet.plan_launch({'robots': 'r0..r9', 'nodes': '4'})
+    some = fleet.plan_launch({'robots': 'r0..r9', 'nodes': '4', 'local_nodes': '3, 1'})
+    assert [p.name for p in some] == ['orca_nav_1', 'orca_nav_3']
+    assert some == [every[1], every[3]]  # the same share as when every node starts here
+    assert fleet.plan_launch({'robots': 'r0..r9', 'nodes': '4', 'local_nodes': 'all'}) == every
+
+
+@pytest.mark.parametrize('args, message', [
+    ({'nodes': '0'}, 'nodes must be a whole number of nodes, at least 1'),
+    ({'nodes': '-2'}, 'nodes must be a whole number'),
+    ({'nodes': '2.5'}, 'nodes must be a whole number'),
+    ({'nodes': 'four'}, 'nodes must be a whole number'),
+    ({'nodes': '5'}, r'nodes:=5 is more nodes than robots \(4\)'),
+    ({'nodes': '2', 'layout': 'decentralised'}, 'decentralised layout already runs one node'),
+    ({'nodes': '2', 'local_nodes': '2'}, r'local_nodes must be node indices 0\.\.1'),
+    ({'nodes': '2', 'local_nodes': '0,0'}, 'names node 0 twice'),
+    ({'nodes': '2', 'local_nodes': ','}, 'names no node'),
+    ({'layout': 'decentralised', 'local_nodes': '0'}, 'decentralised layout takes local_robots'),
+    ({'nodes': '2', 'local_robots': 'r1'}, 'local_robots is for the decentralised layout'),
+])
+def test_bad_splits_are_refused_with_the_reason(args, message):
+    """Bad nodes and local_nodes values fail the launch before anything starts."""
+    with pytest.raises(fleet.FleetError, match=message):
+        fleet.plan_launch(dict({'robots': 'r1..r4'}, **args))
+
+
+def test_split_refuses_a_params_file_section_no_split_node_would_get(tmp_path):
+    """
+    A section for the node by name (orca_nav:, /**/orca_nav:) reaches no orca_nav_k: refused.
+
+    ROS 2 would drop those parameters silently; /** and the split nodes' own names are fine,
+    and the file's observed_robots are observed by every node.
+    """
+    f = tmp_path / 'p.yaml'
+    for key in ('orca_nav', '/**/orca_nav', '/orca_nav'):
+        f.write_text(f'{key}:\n  ros__parameters:\n    max_speed: 0.7\n')
+        fleet.plan_nodes('central', 'r1..r4', params_file=str(f))  # one node: reached
+        with pytest.raises(fleet.FleetError, match=re.escape(f"section '{key}' is for the node")
+                           + r' orca_nav.*orca_nav_0 \.\. orca_nav_1'):
+            fleet.plan_nodes('central', 'r1..r4', params_file=str(f), nodes=2)
+    f.write_text('/**:\n  ros__parameters:\n    max_speed: 0.7\n'
+                 '    observed_robots: [b_robot1, r2]\n'
+                 'orca_nav_1:\n  ros__parameters:\n    rate: 20.0\n')
+    plans = fleet.plan_nodes('central', 'r1..r4', params_file=str(f), nodes=2)
+    assert [p.observed_robots for p in plans] == [['r3', 'r4', 'b_robot1'],
+                                                  ['r1', 'r2', 'b_robot1']]
+    assert [_effective(p)['rate'] for p in plans] == [10.0, 20.0]

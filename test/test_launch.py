@@ -71,6 +71,18 @@ def test_decentralised_layout_starts_one_group_per_robot():
     assert len(actions) == 1
 
 
+def test_nodes_argument_starts_one_named_node_per_share():
+    """nodes:=3: three Node actions named orca_nav_0..2, local_nodes:=1 only the second."""
+    actions = _expand('orca_nav.launch.py', robots='robot1..robot7', nodes='3')
+    assert len(actions) == 3 and all(isinstance(a, Node) for a in actions)
+    assert [a._Node__node_name for a in actions] == ['orca_nav_0', 'orca_nav_1', 'orca_nav_2']
+    (action,) = _expand('orca_nav.launch.py', robots='robot1..robot7', nodes='3',
+                        local_nodes='1')
+    assert action._Node__node_name == 'orca_nav_1'
+    with pytest.raises(fleet.FleetError, match='more nodes than robots'):
+        _expand('orca_nav.launch.py', robots='robot1..robot2', nodes='3')
+
+
 @pytest.mark.parametrize('given, message', [
     ({'use_sim_time': 'maybe'}, 'use_sim_time must be true or false'),
     ({'robots': 'robot1', 'drive': 'tank'}, 'drive must be one of'),

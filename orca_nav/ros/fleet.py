@@ -14,12 +14,22 @@ Layouts:
   commanding its own robot and watching the others' odometry (``observed_robots``) over DDS, as
   when every robot runs its own computer (``local_robots``: start only this computer's).
 
+The central layout can be split (``nodes:=K``, K > 1): K nodes ``orca_nav_0`` ..
+``orca_nav_<K-1>`` in the fleet's namespace, node k commanding the k-th contiguous share of the
+robots list (shares differ by at most one robot, the first ones larger) and observing every
+other robot of the fleet, with ``observed_reciprocate`` true (the observed robots run orca_nav
+too and take their share of the avoiding). ``local_nodes``: start only some of the K nodes.
+
 Example::
 
     >>> [(s.namespace, s.robots, s.observed_robots)
     ...  for s in plan_nodes('decentralised', 'robot1..robot3')]
     [('robot1', ['robot1'], ['robot2', 'robot3']), ('robot2', ['robot2'], ['robot1', 'robot3']),
      ('robot3', ['robot3'], ['robot1', 'robot2'])]
+    >>> [(s.name, s.robots, s.observed_robots)
+    ...  for s in plan_nodes('central', 'robot1..robot3', nodes=2)]
+    [('orca_nav_0', ['robot1', 'robot2'], ['robot3']),
+     ('orca_nav_1', ['robot3'], ['robot1', 'robot2'])]
 """
 
 from dataclasses import dataclass, field
@@ -52,6 +62,13 @@ LAUNCH_ARGUMENTS = (
     ('layout', 'central',
      'central: one node commands every robot; decentralised: one node per robot in its '
      'namespace (<namespace>/<robot>/orca_nav), watching the others'),
+    ('nodes', '1',
+     'Central layout: split the robots over this many nodes, orca_nav_0 .. orca_nav_<K-1>, '
+     'node k commanding the k-th contiguous share of the robots list and observing all the '
+     'other robots (observed_reciprocate true); 1 = one node, orca_nav, for every robot'),
+    ('local_nodes', ALL,
+     "With nodes:=K: start only these of the K nodes (this computer's share, e.g. "
+     'local_nodes:=0,1; every computer gives the same robots and nodes); all = every one'),
     ('local_robots', ALL,
      "Decentralised layout: start the nodes of these robots only (this computer's share of "
      'the fleet, e.g. local_robots:=robot3 with the whole fleet in robots or the params '
@@ -191,6 +208,69 @@ def _expand_range(token, prefix, first, prefix2, last):
     return [f'{prefix}{k:0{width}d}' for k in range(int(first), int(last) + 1)]
 
 
+def parse_node_count(text):
+    """
+    Parse the ``nodes`` launch argument: a whole number of nodes, at least 1.
+
+    >>> parse_node_count('4'), parse_node_count(' 1 ')
+    (4, 1)
+    """
+    word = str(text).strip()
+    if not word.isdigit() or int(word) < 1:
+        raise FleetError(f'nodes must be a whole number of nodes, at least 1, got {text!r}')
+    return int(word)
+
+
+def split_robots(names, count):
+    """
+    Split a robots list into ``count`` contiguous shares, the first ones larger by one at most.
+
+    >>> split_robots(['a', 'b', 'c', 'd', 'e'], 2)
+    [['a', 'b', 'c'], ['d', 'e']]
+    """
+    size, extra = divmod(len(names), count)
+    shares, start = [], 0
+    for k in range(count):
+        end = start + size + (1 if k < extra else 0)
+        shares.append(list(names[start:end]))
+        start = end
+    return shares
+
+
+def split_node_names(node_name, count):
+    """
+    Return the names of the nodes of a fleet split over ``count`` nodes.
+
+    >>> split_node_names('orca_nav', 1), split_node_names('orca_nav', 3)
+    (['orca_nav'], ['orca_nav_0', 'orca_nav_1', 'orca_nav_2'])
+    """
+    return [node_name] if count == 1 else [f'{node_name}_{k}' for k in range(count)]
+
+
+def parse_node_indices(text, count):
+    """
+    Parse ``local_nodes``: indices of the split nodes to start (``0,2`` or ``0 2``), each once.
+
+    >>> parse_node_indices('2,0', 4)
+    [0, 2]
+    """
+    if isinstance(text, (list, tuple)):
+        tokens = [str(t) for t in text]
+    else:
+        tokens = [t for t in re.split(r'[\s,\[\]]+', str(text)) if t]
+    if not tokens:
+        raise FleetError('local_nodes names no node: give indices such as local_nodes:=0,1')
+    indices = []
+    for token in tokens:
+        if not token.isdigit() or int(token) >= count:
+            raise FleetError(f'local_nodes must be node indices 0..{count - 1} (nodes:={count}), '
+                             f'got {token!r}')
+        if int(token) in indices:
+            raise FleetError(f'local_nodes names node {int(token)} twice')
+        indices.append(int(token))
+    return sorted(indices)
+
+
 def _flatten(mapping, prefix=''):
     out = {}
     for key, value in mapping.items():
@@ -203,14 +283,14 @@ def _flatten(mapping, prefix=''):
 
 
 def _node_sections(data, node_name, namespace):
-    """Yield the ros__parameters mappings of a params file that reach this node, in order."""
+    """Yield (key, ros__parameters mapping) of the params file sections reaching this node."""
     ns = namespace.strip('/')
     full = f'/{ns}/{node_name}' if ns else f'/{node_name}'
     keys = ['/**', f'/**/{node_name}', node_name.lstrip('/') if not ns else None,
             full.lstrip('/'), full]
     for key in keys:
         if key and isinstance(data.get(key), dict) and 'ros__parameters' in data[key]:
-            yield data[key]['ros__parameters'] or {}
+            yield key, data[key]['ros__parameters'] or {}
     # Nested form: robot1: orca_nav: ros__parameters: ...
     section = data
     for part in ns.split('/') if ns else []:
@@ -218,7 +298,15 @@ def _node_sections(data, node_name, namespace):
     if isinstance(section, dict) and ns:
         inner = section.get(node_name)
         if isinstance(inner, dict) and 'ros__parameters' in inner:
-            yield inner['ros__parameters'] or {}
+            yield f'{ns}: {node_name}:', inner['ros__parameters'] or {}
+
+
+def _load_params_file(path):
+    with open(path) as f:
+        data = yaml.safe_load(f) or {}
+    if not isinstance(data, dict):
+        raise FleetError(f'{path}: a params file is a mapping of node names')
+    return data
 
 
 def read_params_file(path, node_name=NODE_NAME, namespace=''):
@@ -229,14 +317,30 @@ def read_params_file(path, node_name=NODE_NAME, namespace=''):
     name, and the nested ``<ns>: <node>: ros__parameters:`` form. A bare ``<node>:`` key only
     reaches a node without a namespace (measured: it does not reach ``/robot1/orca_nav``).
     """
-    with open(path) as f:
-        data = yaml.safe_load(f) or {}
-    if not isinstance(data, dict):
-        raise FleetError(f'{path}: a params file is a mapping of node names')
     values = {}
-    for section in _node_sections(data, node_name, namespace):
+    for _, section in _node_sections(_load_params_file(path), node_name, namespace):
         values.update(_flatten(section))
     return values
+
+
+def check_split_params_file(path, node_name, namespace, count):
+    """
+    Refuse a params file with sections for the node by name when the fleet is split.
+
+    With ``nodes:=K`` (K > 1) the nodes are <node_name>_0 .. <node_name>_<K-1>: a section
+    ``orca_nav:`` or ``/**/orca_nav:`` reaches none of them, and ROS 2 would drop its
+    parameters silently.
+    """
+    if count == 1:
+        return
+    sections = _node_sections(_load_params_file(path), node_name, namespace)
+    named = [key for key, section in sections if key != '/**' and section]
+    if named:
+        names = split_node_names(node_name, count)
+        raise FleetError(f'{path}: section {named[0]!r} is for the node {node_name}, and with '
+                         f'nodes:={count} the nodes are {names[0]} .. {names[-1]}: it would '
+                         'reach none of them. Put these parameters under /** (every node) or '
+                         "under each node's name")
 
 
 def _spec(name):
@@ -324,7 +428,7 @@ def per_robot_parameters(robots, **lists):
 
 
 def plan_nodes(layout, robots='', params_file=None, node_name=NODE_NAME, namespace='',
-               overrides=None, local_robots=None):
+               overrides=None, local_robots=None, nodes=1, local_nodes=None):
     """
     Plan the orca_nav nodes of a layout: NodeSettings, checked before anything starts.
 
@@ -339,9 +443,15 @@ def plan_nodes(layout, robots='', params_file=None, node_name=NODE_NAME, namespa
         here is every robot's (per-robot drive overrides of the file are cleared)
     local_robots : decentralised only: start the nodes of these robots (names or text) only;
         None = every robot. Each still observes the whole fleet.
+    nodes : central only: split the fleet over this many nodes, <node_name>_0 .. _<nodes-1>
+        in the fleet's namespace, node k commanding the k-th contiguous share of the robots
+        (split_robots); 1 = one node named node_name
+    local_nodes : with nodes > 1: start these of the nodes only (indices, or text such as
+        '0,2'); None = every one. Each still observes every robot it does not command.
     Every node observes the other robots of the fleet and the params file's observed_robots,
-    never the robots it commands. Raises FleetError with the reason when the result could
-    not run.
+    never the robots it commands; observed_reciprocate is true unless one node commands the
+    whole fleet (the observed robots run orca_nav too). Raises FleetError with the reason when
+    the result could not run.
     """
     if layout not in LAYOUTS:
         raise FleetError(f'layout must be one of {", ".join(LAYOUTS)}, got {layout!r}')
@@ -360,16 +470,36 @@ def plan_nodes(layout, robots='', params_file=None, node_name=NODE_NAME, namespa
     strangers = [r for r in local if r not in names]
     if strangers:
         raise FleetError(f'local_robots {strangers} are not in the fleet {names}')
+    count = nodes if isinstance(nodes, int) else parse_node_count(nodes)
+    if count < 1:
+        raise FleetError(f'nodes must be at least 1, got {count}')
+    if count > 1 and layout != 'central':
+        raise FleetError(f'nodes:={count} splits the central layout; the decentralised layout '
+                         'already runs one node per robot')
+    if count > len(names):
+        raise FleetError(f'nodes:={count} is more nodes than robots ({len(names)}): every node '
+                         'must command at least one robot')
+    if local_nodes is not None and layout != 'central':
+        raise FleetError('local_nodes is for a split central layout (nodes:=K); the '
+                         'decentralised layout takes local_robots')
+    which = parse_node_indices(local_nodes, count) if local_nodes is not None else range(count)
     if layout == 'central':
-        plans = [(ns, names, [])]
+        if params_file:
+            check_split_params_file(params_file, node_name, ns, count)
+        shares, node_names = split_robots(names, count), split_node_names(node_name, count)
+        plans = []
+        for k in which:
+            own = set(shares[k])
+            plans.append((node_names[k], ns, shares[k], [o for o in names if o not in own]))
     else:
-        plans = [(_join(ns, r), [r], [o for o in names if o != r]) for r in local]
-    return [_plan_node(params_file, node_name, node_ns, own, fleet_others, ns, overrides,
-                       layout)
-            for node_ns, own, fleet_others in plans]
+        plans = [(node_name, _join(ns, r), [r], [o for o in names if o != r]) for r in local]
+    reciprocate = layout != 'central' or count > 1
+    return [_plan_node(params_file, name, node_ns, own, fleet_others, ns, overrides,
+                       reciprocate)
+            for name, node_ns, own, fleet_others in plans]
 
 
-def _plan_node(params_file, node_name, node_ns, own, fleet_others, ns, overrides, layout):
+def _plan_node(params_file, node_name, node_ns, own, fleet_others, ns, overrides, reciprocate):
     """Plan one node (see plan_nodes), checked as the node would check it."""
     given = read_params_file(params_file, node_name, node_ns) if params_file else {}
     for name, value in given.items():  # before the launch's values hide a bad one
@@ -388,9 +518,9 @@ def _plan_node(params_file, node_name, node_ns, own, fleet_others, ns, overrides
         launch_params['robots_namespace'] = ns
     if 'drive' in overrides:  # every robot's: clear the file's per-robot drives
         launch_params.update({P.robot_param_name(r, 'drive'): '' for r in own + observed})
-    if layout != 'central' and 'observed_reciprocate' not in overrides:
+    if reciprocate and 'observed_reciprocate' not in overrides:
         # Every observed robot runs orca_nav too: it takes its share of the avoiding
-        # (the params file's value is the central layout's; a launch override wins).
+        # (the params file's value is the single central node's; a launch override wins).
         launch_params['observed_reciprocate'] = True
     if observed:  # an empty list cannot be typed by ROS 2: the node drops its own robots
         launch_params['observed_robots'] = observed
@@ -453,9 +583,12 @@ def plan_launch(args, node_name=NODE_NAME, default_params_file=None):
     if level not in LOG_LEVELS:
         raise FleetError(f'log_level must be one of {", ".join(LOG_LEVELS)}, got {level!r}')
     local = optional(values['local_robots'])
+    local_nodes = optional(values['local_nodes'])
     plans = plan_nodes(values['layout'], optional(values['robots']) or '', params_file,
                        node_name, values['namespace'], overrides,
-                       local_robots=None if local in (None, ALL) else local)
+                       local_robots=None if local in (None, ALL) else local,
+                       nodes=parse_node_count(optional(values['nodes']) or '1'),
+                       local_nodes=None if local_nodes in (None, ALL) else local_nodes)
     for p in plans:
         p.arguments = ['--ros-args', '--log-level', level]
     return plans
