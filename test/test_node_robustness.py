@@ -401,6 +401,22 @@ def test_goal_flood_is_not_logged_per_goal_and_the_node_keeps_ticking(rig):
     assert len(goal_warnings) <= 3, goal_warnings  # throttled: once per 2 s per robot and field
 
 
+def test_the_same_goal_again_changes_nothing_but_after_a_cancel_it_is_taken(rig):
+    """Re-sent goals (the same bytes) are counted only; after a cancel the same goal counts."""
+    back_to_clean(rig)
+    received = rig.fresh_stats()['goals_received']
+    for _ in range(20):
+        rig.goal_pubs[3].publish(messages.make_goal(*GOALS[3]))
+    for _ in range(3):
+        assert rig.tick() == rig.clean
+    # Reliable, but the node keeps the newest 10 per robot: a burst may lose some.
+    assert rig.fresh_stats()['goals_received'] - received >= 10
+    rig.goal_pubs[3].publish(messages.make_goal(0.0, 0.0, frame_id=''))  # cancel
+    rig.spin_until(lambda: rig.tick()[3] == (0.0, 0.0, 0.0), what='r3 stopped')
+    rig.goal_pubs[3].publish(messages.make_goal(*GOALS[3]))
+    rig.spin_until(lambda: rig.tick() == rig.clean, what='r3 on its goal again')
+
+
 def test_malformed_scan_flood_changes_no_command(rig):
     """500 malformed scans on r0 in about a second: refused, counted, throttled, no effect."""
     back_to_clean(rig)

@@ -207,14 +207,18 @@ class FleetController:
         self._check_goal('goal', np.array([[x, y]], dtype=float))
         if not np.isfinite(yaw):
             raise ValueError(f'goal orientation: yaw {yaw} is not finite')
-        if self.has_goal[i] and self.goal[i, 0] == x and self.goal[i, 1] == y \
-                and self.goal_yaw[i] == yaw:
+        if self.has_goal_at(i, x, y, yaw):
             return False
         self.goal[i] = (x, y)
         self.goal_yaw[i] = yaw
         self.has_goal[i] = True
         self.navigator.goal_changed(i)
         return True
+
+    def has_goal_at(self, i: int, x: float, y: float, yaw: float) -> bool:
+        """Whether commanded robot i has exactly this goal now."""
+        return bool(self.has_goal[i] and self.goal[i, 0] == x and self.goal[i, 1] == y
+                    and self.goal_yaw[i] == yaw)
 
     def _check_goal(self, what, points):
         """Raise ValueError '<what> position: ...' unless every point is finite and in range."""

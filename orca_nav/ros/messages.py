@@ -90,6 +90,9 @@ def odometry_values(px, py, qx, qy, qz, qw, vx, vy, wz):
 # encapsulation header (byte 1: 1 little endian, 0 big endian), then the fields aligned to their
 # size relative to the end of that header. 36-double covariance after the pose.
 _CDR_HEADER = 4
+# A stamped message's serialized bytes after this offset follow its stamp (the 4-byte CDR
+# header, then builtin_interfaces/Time: int32 sec, uint32 nanosec): the frame and the body.
+STAMP_END = _CDR_HEADER + 8
 _POSE_COVARIANCE_BYTES = 36 * 8
 
 
