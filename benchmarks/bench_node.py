@@ -238,6 +238,8 @@ def run_load(n, duration, scan_beams=0, use_map=False, inner_goals=False, n_goal
     elapsed = time.monotonic() - start
     print(json.dumps({'published': published, 'scans_published': scans_published,
                       'elapsed': elapsed, 'goals_resent': goals_resent,
+                      # CLOCK_MONOTONIC is one clock for every process of the machine.
+                      'last_publish_monotonic': time.monotonic(),
                       'rate_per_robot': published / n / elapsed, 'late_bursts': late}))
     node.destroy_node()
     rclpy.try_shutdown()
@@ -398,6 +400,8 @@ def bench_fleet(n, warmup, measure, executor='single', scan_beams=0, use_map=Fal
     node_log.close()
     # The measurement window: the last `measure` seconds of the load.
     # The window ends with the load (statistics arrive about a second after their ticks).
+    # (The load's last message, not its exit: its shutdown takes a while with many robots.)
+    load_end = min(load_end, load.get('last_publish_monotonic', load_end))
     t_end = min(max(t for t, _ in stats) - 2.0, load_end - 0.5)
     window = [s for t, s in stats if t_end - measure <= t <= t_end]
     before = [s for t, s in stats if t < t_end - measure]
@@ -426,6 +430,7 @@ def bench_fleet(n, warmup, measure, executor='single', scan_beams=0, use_map=Fal
         'odom_delay_max_ms': max(s['recent_odom_delay_ms'] for s in window),
         'tick_errors': stats[-1][1]['tick_errors'],
         'fresh_share_min': min(s.get('recent_fresh_share', 1.0) for s in window),
+        'fresh_shares': [s.get('recent_fresh_share', 1.0) for s in window],
         'scans_published': load['scans_published'],
         'scans_processed': stats[-1][1].get('scans_received', 0),
         'goals_resent': load['goals_resent'],

@@ -42,6 +42,8 @@ PLAUSIBLE_SPEED_SLACK = 1.0  # [m/s] for the speed, [rad/s] for the yaw rate
 MAX_SOLVER_CULPRITS = 4
 # [s] between two warnings about one robot that stays stuck (where it is, what holds it).
 STUCK_REPORT_PERIOD = 10.0
+# At most this many stuck robots are reported (with what is near them) in one tick.
+STUCK_REPORTS_PER_TICK = 5
 
 
 @dataclass
@@ -376,8 +378,11 @@ class FleetController:
         stuck = np.array([state == RobotState.STUCK for state in states], bool)
         self._stuck_report[~stuck] = np.nan
         due = stuck & ~(now - self._stuck_report < STUCK_REPORT_PERIOD)  # NaN: not reported
+        # A few per tick: when a whole fleet is stuck at once (a blocked hall), the reports
+        # are spread over the next ticks instead of stalling one.
+        due = np.flatnonzero(due)[:STUCK_REPORTS_PER_TICK]
         self._stuck_report[due] = now
-        for i in np.flatnonzero(due):
+        for i in due:
             near = []
             grid = self._wall_grid()
             if grid is not None and grid.inside(pos[i:i + 1])[0]:

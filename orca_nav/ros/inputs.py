@@ -72,16 +72,12 @@ class MessageStore:
             if limit is not None and robots >= limit:
                 self._next, self.limited = i, True
                 return
-            newest = None
-            with sub.handle:
-                while True:  # keep-last 1 holds one message; more only with a deeper history
-                    taken = sub.handle.take_message(sub.msg_type, sub.raw)
-                    if taken is None:
-                        break
-                    newest = taken
-            if newest is None:
+            handle = sub.handle
+            with handle:  # keep-last 1: one take gives the newest message, if any
+                taken = handle.take_message(sub.msg_type, sub.raw)
+            if taken is None:
                 continue
-            msg, info = newest
+            msg, info = taken
             robots += 1
             self._count[i] += 1
             self._count_dropped(i, info.get('publication_sequence_number'))
@@ -139,6 +135,7 @@ class OdometryStore(MessageStore):
         """Read the new messages into ``inputs``; return (robot, warning) for refused ones."""
         warnings = []
         inputs = self.inputs
+        rows, read, received = [], [], []
         for i, buf, rx_ns in self.take_new():
             try:
                 values = messages.odometry_from_cdr(buf)
@@ -149,14 +146,21 @@ class OdometryStore(MessageStore):
                     f'odometry message: unreadable ({exc!r})')
                 warnings.append((i, f'{text}; stopped'))
                 continue
-            inputs.odom_xy[i] = values[0:2]
-            inputs.odom_yaw[i] = values[2]
-            inputs.twist[i] = values[3:6]
-            inputs.has_pose[i] = True
-            inputs.rejected[i] = False
-            inputs.odom_time[i] = rx_ns * NS_PER_S
-            inputs.odom_stamp[i] = values[6] * NS_PER_S if values[6] > 0 else np.nan
-            self.max_delay_ns = max(self.max_delay_ns, rx_ns - values[6])
+            rows.append(i)
+            read.append(values)
+            received.append(rx_ns)
+        if rows:  # one write per field for all robots read
+            values = np.array(read, dtype=float)  # (R, 7)
+            rx_ns = np.array(received, dtype=np.int64)
+            stamp_ns = np.array([v[6] for v in read], dtype=np.int64)
+            inputs.odom_xy[rows] = values[:, 0:2]
+            inputs.odom_yaw[rows] = values[:, 2]
+            inputs.twist[rows] = values[:, 3:6]
+            inputs.has_pose[rows] = True
+            inputs.rejected[rows] = False
+            inputs.odom_time[rows] = rx_ns * NS_PER_S
+            inputs.odom_stamp[rows] = np.where(stamp_ns > 0, stamp_ns * NS_PER_S, np.nan)
+            self.max_delay_ns = max(self.max_delay_ns, int((rx_ns - stamp_ns).max()))
         return warnings
 
     def reset_delay(self):
