@@ -58,6 +58,11 @@ bench: venv-test
 	PYTHONPATH=$(CURDIR) $(PY) -m benchmarks.bench_core
 	PYTHONPATH=$(CURDIR) $(PY) -m benchmarks.bench_scan
 	PYTHONPATH=$(CURDIR) $(PY) -m benchmarks.bench_node --fleets 10 50 100 200 250
+	PYTHONPATH=$(CURDIR) $(PY) -m benchmarks.bench_node --fleets 1000 --odom-rate 3 \
+		--param odom_timeout:=1.0 --gaps 5 --resend-goals 2 --warmup 8
+	PYTHONPATH=$(CURDIR) $(PY) -m benchmarks.bench_node --fleets 50 --scan-beams 360 \
+		--param track_people:=true
+	PYTHONPATH=$(CURDIR) $(PY) -m benchmarks.bench_split
 	PYTHONPATH=$(CURDIR) $(PY) -m benchmarks.bench_node --fleets 50 --scan-beams 360
 	PYTHONPATH=$(CURDIR) $(PY) -m benchmarks.bench_routes
 	PYTHONPATH=$(CURDIR) $(PY) -m benchmarks.bench_node --fleets 100 --map --repeats 2

@@ -17,8 +17,17 @@ cmd_vel), missed periods, odometry published vs taken (the node takes each robot
 message once per tick; the middleware drops the older ones), the largest odometry delay
 (receive time minus header stamp), the smallest share of robots on fresh odometry at a tick,
 and the node's CPU time per odometry message sent to it (from /proc) and its CPU share.
-Targets: no missed periods, tick p99 < 25 ms, every robot on fresh odometry at every tick,
-delay under one period.
+Targets: no missed periods, tick p99 < 25 ms (up to 250 robots; beyond, under a period),
+every robot on fresh odometry at every tick, delay under one period.
+
+``--odom-rate`` sets the odometry rate; ``--resend-goals S`` has the load re-send every
+robot's same goal every S seconds (a fleet manager's habit: the node must not log or re-plan);
+``--gaps K`` starts a third process that samples every K-th robot's cmd_vel by send time and
+prints the rate per robot and the gaps between commands (target: p99 at most 150 ms). The
+thousand-robot run of ``make bench``::
+
+    python -m benchmarks.bench_node --fleets 1000 --odom-rate 3 --param odom_timeout:=1.0 \
+        --gaps 5 --resend-goals 2 --warmup 8
 
 With ``--scan-beams B`` the node runs with ``scan_enabled`` and the load also publishes a
 B-beam sensor_msgs/LaserScan per robot at 10 Hz, ray cast once per robot against a world of
@@ -265,6 +274,7 @@ def run_sampler(n, duration, every, warmup):
             for r in robot_names(n)[::every]]
     sent = [[] for _ in subs]
     start_ns = time.time_ns()
+    all_heard_ns = None  # when every sampled robot's first command had arrived (discovery)
     end = time.monotonic() + duration
     while time.monotonic() < end:
         time.sleep(0.1)
@@ -275,7 +285,12 @@ def run_sampler(n, duration, every, warmup):
                     if taken is None:
                         break
                     sent[k].append(taken[1]['source_timestamp'])
-    lo, hi = start_ns + int(warmup * 1e9), time.time_ns() - int(0.5e9)
+        if all_heard_ns is None and all(sent):
+            all_heard_ns = time.time_ns()
+    # From the end of the warmup, or from when this process had found every robot's publisher
+    # (discovery among thousands of topics takes seconds), whichever is later.
+    lo = max(start_ns + int(warmup * 1e9), all_heard_ns or start_ns)
+    hi = time.time_ns() - int(0.5e9)
     gaps, silent, commands = [], 0, 0
     for stamps in sent:
         t = np.array(sorted(s for s in stamps if lo <= s <= hi), dtype=np.int64)
@@ -286,6 +301,8 @@ def run_sampler(n, duration, every, warmup):
         # The time from the window's start to the first command counts as a gap too.
         gaps.extend((np.diff(np.concatenate([[lo], t, [hi]])) * 1e-9).tolist())
     print(json.dumps({'sampled': len(subs), 'silent': silent, 'gaps': len(gaps),
+                      'discovery_s': ((all_heard_ns or hi) - start_ns) * 1e-9,
+                      'window_s': (hi - lo) * 1e-9,
                       'gap_p99_s': percentile(gaps, 99), 'gap_max_s': max(gaps, default=math.nan),
                       'gaps_over_150ms': sum(g > 0.15 for g in gaps),
                       'rate_per_robot': commands / max(len(subs), 1) / ((hi - lo) * 1e-9)}))
@@ -494,7 +511,10 @@ def main():
         r = bench_fleet(n, args.warmup, args.measure, kind, args.scan_beams, use_map, args.param,
                         inner_goals=args.map, odom_rate=args.odom_rate,
                         resend_goals=args.resend_goals, gaps_every=args.gaps)
-        limit = ACCEPT_P99_SCANS_MS if args.scan_beams else ACCEPT_P99_MS
+        # The tick-duration targets are for fleets up to 250 robots; above, a tick may take up
+        # to a period (the commands' regularity is judged by their gaps, --gaps).
+        limit = (ACCEPT_P99_SCANS_MS if args.scan_beams else ACCEPT_P99_MS) if n <= 250 \
+            else 1000.0 / NODE_RATE
         # The node takes each robot's newest odometry once per tick (older ones are dropped in
         # the middleware): every robot must be on fresh odometry at every tick, and the newest
         # must be at most one period old when taken.
@@ -518,7 +538,8 @@ def main():
         if c:
             # Every robot commanded at the node's rate: gaps (by send time) p99 <= 1.5 periods.
             ok = c['gap_p99_s'] <= 1.5 / NODE_RATE and not c['silent']
-            print(f'    commands of {c["sampled"]} sampled robots (every {args.gaps}th), by '
+            print(f'    commands of {c["sampled"]} sampled robots (every {args.gaps}th) over '
+                  f'{c["window_s"]:.1f} s (all found after {c["discovery_s"]:.1f} s), by '
                   f'send time: {c["rate_per_robot"]:.2f} Hz per robot, gap p99 '
                   f'{1e3 * c["gap_p99_s"]:.0f} ms, max {1e3 * c["gap_max_s"]:.0f} ms, '
                   f'{c["gaps_over_150ms"]} of {c["gaps"]} gaps over 150 ms, '
