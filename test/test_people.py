@@ -1,9 +1,13 @@
 """The people tracker of the controller: scans in, moving objects out (no DDS)."""
 
 import numpy as np
+from orca_nav.control import FleetConfig, FleetController, FleetInputs
+from orca_nav.control.navigation import NavigationConfig
 from orca_nav.control.people import PeopleConfig, PeopleTracker
 from orca_nav.control.scan_memory import ScanInput
 from orca_nav.core.raycast import cast_rays
+
+from test_navigation import InlineExecutor  # noqa: I100 -- test/ is on sys.path
 
 BEAMS = 720
 ANGLES = -np.pi + 2.0 * np.pi / BEAMS * np.arange(BEAMS)
@@ -64,3 +68,21 @@ def test_a_walker_partly_hidden_beside_a_robot_keeps_its_size():
     assert len(radii) > 10
     # Largest so far: never below what it was seen to be, whatever the view.
     assert np.all(np.diff(radii) >= 0.0) and radii[-1] > 0.2
+
+
+def test_a_robot_whose_odometry_pauses_spawns_no_ghost_track():
+    """Robot b's odometry stops for 0.4 s while it drives on: a's scans of b make no track."""
+    cfg = FleetConfig.uniform(['a', 'b'], scan_enabled=True, odom_timeout=0.5,
+                              people=PeopleConfig())
+    ctrl = FleetController(cfg, NavigationConfig(), InlineExecutor())
+    inputs = FleetInputs.empty(2)
+    seen = 0
+    for k in range(40):
+        t = 0.1 * k
+        b = (2.0, -1.0 + 0.5 * t, np.pi / 2)  # b drives along y at 0.5 m/s all along
+        inputs.set_odometry(0, x=0.0, y=0.0, yaw=0.0, time=t)
+        if not 1.0 <= t < 1.45:
+            inputs.set_odometry(1, x=b[0], y=b[1], yaw=b[2], time=t, v_forward=0.5)
+        inputs.scans = [_scan(0, (0.0, 0.0, 0.0), [b[:2]], [0.2], t)]
+        seen = max(seen, len(ctrl.step(inputs, t).moving))
+    assert seen == 0
