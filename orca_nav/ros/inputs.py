@@ -54,7 +54,7 @@ class MessageStore:
         """
         Yield (robot, message, receive time [ns]) for robots with a message since last time.
 
-        limit : take the messages of at most this many robots (None: all), starting after the
+        limit : take the messages of at most this many robots (None: all), starting at the
         robot where the last limited take stopped; the others wait in the middleware (still
         keep-last 1: the newest) for a later take, and ``limited`` is set.
         """
