@@ -280,9 +280,11 @@ def test_launch_plan_matches_the_scenario():
 
 def test_bad_options_are_refused():
     for argv in (['--robots', '0'], ['--domain-id', '300'], ['--drive', 'omni'],
-                 ['--timeout', '-1'], ['--safety-margin', '-0.1']):
+                 ['--timeout', '-1'], ['--safety-margin', '-0.1'], ['--safety-margin', '5.5']):
         with pytest.raises(SystemExit):
             parse_args(argv)
+    # The node's range: a margin the node takes is one the demo takes.
+    assert parse_args(['--safety-margin', '2.0']).safety_margin == 2.0
 
 
 def test_launch_file_builds_where_launch_ros_is_installed():

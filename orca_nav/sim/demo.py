@@ -302,8 +302,9 @@ def parse_args(argv=None):
         parser.error(f'--robots must be at least 1, got {args.robots}')
     if not args.goal_tolerance > 0.0:
         parser.error(f'--goal-tolerance must be positive, got {args.goal_tolerance}')
-    if not 0.0 <= args.safety_margin <= 1.0:
-        parser.error(f'--safety-margin must be in 0..1 m, got {args.safety_margin}')
+    low, high = FLEET_BY_NAME['safety_margin'].range  # the node's own range
+    if not low <= args.safety_margin <= high:
+        parser.error(f'--safety-margin must be in {low:g}..{high:g} m, got {args.safety_margin}')
     if args.timeout is not None and not args.timeout > 0:
         parser.error(f'--timeout must be positive, got {args.timeout}')
     return args
