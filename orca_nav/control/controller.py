@@ -159,6 +159,7 @@ class FleetController:
         self._good_time = np.full(n, -np.inf)     # its odometry time [s]
         self._bad_time = np.full(n, np.nan)       # odometry time of the last refused pose
         self.pose_history = PoseHistory(n)        # where each robot was (scans' poses)
+        self.pose_history.at(np.zeros(1))  # compile its kernel now, not in the first tick
         self.localisation = Localisation(n)       # corrections from localisation poses
         self._sent = []  # (time it takes effect [s], (C, 3) command) of the last ticks
         self._stuck_report = np.full(c, np.nan)   # [s] last stuck warning (NaN: not stuck)
