@@ -186,6 +186,8 @@ def test_the_scan_quota_shrinks_with_long_ticks_never_below_its_floor_and_grows_
     for _ in range(20):
         quota.update(1.0, 200)          # whatever the tick, the floor holds
     assert quota.quota == 80
+    quota.set_obstacle_timeout(0.4)     # a shorter timeout: read every robot every 2 ticks
+    assert quota.floor == 200 and quota.quota == 200
     for _ in range(30):
-        quota.update(0.01, 80)          # short ticks: back to every robot
+        quota.update(0.01, 200)         # short ticks: back to every robot
     assert quota.quota == 400

@@ -151,6 +151,7 @@ class OrcaNavNode(Node):
         if settings is not None:
             self.settings = settings
             self.controller.reconfigure(settings.fleet, settings.navigation)
+            self.scan_quota.set_obstacle_timeout(settings.params.obstacle_timeout)
         return result
 
     def _warn(self, i, text):

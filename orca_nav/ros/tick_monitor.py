@@ -37,9 +37,14 @@ class ScanQuota:
     def __init__(self, n, period, obstacle_timeout):
         """Quota for N robots' scans, ticks of ``period`` [s]."""
         self.n, self.period = n, period
-        every = max(1, int(obstacle_timeout / (2.0 * period)))  # ticks between two reads
-        self.floor = min(n, -(-n // every))
         self.quota = n
+        self.set_obstacle_timeout(obstacle_timeout)
+
+    def set_obstacle_timeout(self, obstacle_timeout):
+        """Set the floor for scan obstacles kept ``obstacle_timeout`` [s] (a parameter change)."""
+        every = max(1, int(obstacle_timeout / (2.0 * self.period)))  # ticks between two reads
+        self.floor = min(self.n, -(-self.n // every))
+        self.quota = max(self.quota, self.floor)
 
     def update(self, duration, taken):
         """Adjust the quota after a tick of ``duration`` [s] that read ``taken`` scans."""
