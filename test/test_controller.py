@@ -8,7 +8,7 @@ from orca_nav.control import FleetConfig, FleetController, FleetInputs, RobotSta
 from orca_nav.control.scan_memory import MAX_HIDDEN_TIME, ScanMemory
 from orca_nav.core.geometry import point_segment_distance
 from orca_nav.core.grid import GridMap
-from orca_nav.core.raycast import cast_rays
+from orca_nav.core.raycast import cast_rays, polygon_edges
 import pytest
 
 
@@ -475,22 +475,26 @@ def test_a_robot_that_cannot_move_is_reported_stuck_with_where_and_why():
     assert 'stuck at (0.00, 0.00), steering to (5.00, 0.00) at 0.50 m/s' in reports[0][1]
 
 
-def _memory_after(scenes, robot_xy=(0.0, 0.0)):
+def _memory_after(scenes, robot_xy=(0.0, 0.0), grid=None, map_time=0.0):
     """
     Feed one robot's memory a scan of each scene ((time, walls (K, 2, 2), discs (D, 2))).
 
-    Returns the segments it hands the core at the last scene's time (obstacle timeout 0.5 s).
+    A scene may end with the robot's position, else it is at ``robot_xy``. The memory has
+    the map ``grid`` from ``map_time`` on. Returns the segments it hands the core at the last
+    scene's time (obstacle timeout 0.5 s).
     """
     angles = -math.pi + 2 * math.pi / 360 * np.arange(360)
     memory = ScanMemory(1)
-    for t, walls, discs in scenes:
+    for t, walls, discs, *where in scenes:
+        robot_xy = where[0] if where else robot_xy
         discs = np.asarray(discs, float).reshape(-1, 2)
         ranges = cast_rays(np.asarray(robot_xy, float), angles, 6.0,
                            np.asarray(walls, float).reshape(-1, 2, 2), discs,
                            np.full(len(discs), 0.2))
         scan = ScanInput(0, ranges, -math.pi, 2 * math.pi / 360, 0.05, 6.0, t)
         memory.update([scan], np.array([robot_xy], float), np.zeros(1), np.ones(1, bool),
-                      np.ones(1, bool), np.full(1, 0.2), (0.0, 0.0, 0.0))
+                      np.ones(1, bool), np.full(1, 0.2), (0.0, 0.0, 0.0),
+                      grid=grid if t >= map_time else None)
     return memory.segments(t, np.zeros(1, np.int64), 0.5, False)[0]
 
 
@@ -512,6 +516,35 @@ def test_a_phantom_touching_a_wall_is_forgotten_when_the_beams_pass_through_it()
     later = _memory_after([(0.0, [WALL, phantom], [])]
                           + [(0.1 * k, [WALL], []) for k in range(1, 10)])
     assert not _near(later, (1.0, 1.4)) and _near(later, (0.0, 2.0))
+
+
+def test_an_overhang_past_a_walls_end_goes_when_the_laser_sees_past_it():
+    """
+    A wall's end seen at a grazing angle overhangs into a door; looking through it cuts it off.
+
+    The wall x = 0.1, y 0.6 to 2.9 is a door jamb (two_rooms): seen along it from (0.4, 2.5),
+    the beam past its end crosses the wall's line far below it, so the segment's end is put
+    0.14 m into the door. From the door, at (0.32, 0.48), the laser sees through most of that
+    part into the next room (the beams closest to the end return from the jamb's underside,
+    within range noise of the line), and sees the rest of the wall: the overhang goes, the
+    wall stays. With the map (it came after the first scan), the segment goes altogether.
+    """
+    corners = np.array([[-0.1, 0.6], [0.1, 0.6], [0.1, 2.9], [-0.1, 2.9]])
+    walls = np.concatenate([polygon_edges(corners), [[[-4.9, -2.9], [-4.9, 2.9]]]])
+    along = [(0.0, walls, [], (0.4, 2.5))]
+    door = [(0.1 * k, walls, [], (0.32, 0.48)) for k in range(1, 4)]
+    assert _near(_memory_after(along), (0.1, 0.47), tol=0.02)  # the overhang
+    later = _memory_after(along + door)
+    assert not _near(later, (0.1, 0.47), tol=0.04)
+    assert _near(later, (0.1, 0.62), tol=0.02) and _near(later, (0.1, 2.0), tol=0.02)
+    # The map's walls are the ORCA obstacles: the remembered segment on them goes.
+    res, size = 0.05, 200
+    occupancy = np.zeros((size, size), np.int8)
+    occupancy[round((0.6 + 5.0) / res):round((2.9 + 5.0) / res),
+              round((-0.1 + 5.0) / res):round((0.1 + 5.0) / res)] = 100
+    grid = GridMap.from_occupancy(occupancy.ravel(), size, size, res, (-5.0, -5.0, 0.0))
+    mapped = _memory_after(along + door, grid=grid, map_time=0.1)
+    assert not _near(mapped, (0.1, 0.47), tol=0.1) and _near(mapped, (-4.9, 0.0))
 
 
 def test_a_wall_a_robot_hides_stays_and_a_hidden_phantom_goes_after_max_hidden_time():

@@ -8,7 +8,8 @@ import numpy as np
 from orca_nav.core.geometry import compose_pose
 from orca_nav.core.geometry import point_segment_distance as distances_to_segments
 from orca_nav.core.raycast import cast_rays, polygon_edges
-from orca_nav.core.scan import recheck_segments, scan_to_points, scan_to_segments
+from orca_nav.core.scan import (MIN_TRIM_SINE, recheck_segments, scan_to_points,
+                                scan_to_segments)
 import pytest
 
 N_BEAMS = 720
@@ -440,10 +441,25 @@ def test_garbage_scans_give_finite_segments_near_returns(ranges, angle_min, angl
 def _recheck_brute(old, new, ranges, angle_min, inc, range_min, range_max, sensor, spacing,
                    max_samples, cover_tol, seen_tol):
     """recheck_segments written out point by point with numpy (every sample, no early exit)."""
-    covered, still, sighted = [], [], []
+    covered, still, sighted, ends = [], [], [], []
     for a, b in old:
         count = int(np.clip(math.ceil(np.hypot(*(b - a)) / spacing) + 1, 2, max_samples))
         points = a + np.linspace(0.0, 1.0, count)[:, None] * (b - a)
+        # Trim: from each end, the crossing of each sample's beam with the segment while the
+        # beam reads past it (and crosses at MIN_TRIM_SINE or steeper).
+        crossings = [_free_crossing_brute(p, a, b, ranges, angle_min, inc, range_min,
+                                          range_max, sensor, seen_tol) for p in points]
+        t0 = t1 = None
+        for u in crossings:
+            if u is None:
+                break
+            t0 = max(t0 or 0.0, u)
+        for u in crossings[::-1]:
+            if u is None:
+                break
+            t1 = min(1.0 if t1 is None else t1, u)
+        t0, t1 = t0 or 0.0, 1.0 if t1 is None else t1
+        ends.append((t0, t1) if t0 < t1 else (0.0, 1.0))
         if len(new):
             covered.append(bool((distances_to_segments(points, new).min(axis=1)
                                  <= cover_tol).all()))
@@ -451,29 +467,56 @@ def _recheck_brute(old, new, ranges, angle_min, inc, range_min, range_max, senso
             covered.append(False)
         seen = through = 0
         for p in points:
-            rel = p - sensor[:2]
-            dist = np.hypot(*rel)
-            if not range_min <= dist <= range_max:
+            index = _beam_index(p, angle_min, inc, len(ranges), range_min, range_max, sensor)
+            if index is None:
                 continue
-            angle = math.atan2(rel[1], rel[0]) - sensor[2] - angle_min
-            index = int(np.rint((angle * math.copysign(1.0, inc)) % (2 * math.pi) / abs(inc)))
-            if len(ranges) * abs(inc) >= 2 * math.pi - 1e-6:
-                index %= len(ranges)
-            if not 0 <= index < len(ranges):
-                continue
+            dist = np.hypot(*(p - sensor[:2]))
             reading = ranges[index]
             measured = np.inf if (reading == np.inf or reading > range_max) else reading
             seen += bool(abs(measured - dist) <= seen_tol)
             through += bool(measured > dist + seen_tol)
         still.append(seen >= through)
         sighted.append(seen > 0)
-    return np.array(covered), np.array(still), np.array(sighted)
+    return np.array(covered), np.array(still), np.array(sighted), np.array(ends)
+
+
+def _beam_index(p, angle_min, inc, n_beams, range_min, range_max, sensor):
+    """Return the beam nearest point p, None when p is out of range or field of view."""
+    rel = p - sensor[:2]
+    if not range_min <= np.hypot(*rel) <= range_max:
+        return None
+    angle = math.atan2(rel[1], rel[0]) - sensor[2] - angle_min
+    index = int(np.rint((angle * math.copysign(1.0, inc)) % (2 * math.pi) / abs(inc)))
+    if n_beams * abs(inc) >= 2 * math.pi - 1e-6:
+        index %= n_beams
+    return index if 0 <= index < n_beams else None
+
+
+def _free_crossing_brute(p, a, b, ranges, angle_min, inc, range_min, range_max, sensor,
+                         seen_tol):
+    """Where p's beam crosses segment ab (clamped to [0, 1]) if it reads past it, else None."""
+    index = _beam_index(p, angle_min, inc, len(ranges), range_min, range_max, sensor)
+    if index is None:
+        return None
+    theta = sensor[2] + angle_min + index * inc
+    ray = np.array([math.cos(theta), math.sin(theta)])
+    # sensor + r ray = a + u (b - a)
+    matrix = np.column_stack([ray, a - b])
+    length = np.hypot(*(b - a))
+    if abs(np.linalg.det(matrix)) < MIN_TRIM_SINE * length:
+        return None
+    r, u = np.linalg.solve(matrix, a - sensor[:2])
+    reading = ranges[index]
+    measured = np.inf if (reading == np.inf or reading > range_max) else reading
+    if r <= 0.0 or not measured > r + seen_tol:
+        return None
+    return float(np.clip(u, 0.0, 1.0))
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 2 ** 31 - 1), st.booleans(), st.booleans())
 def test_recheck_segments_matches_point_by_point(seed, full, reverse):
-    """Remembered segments covered / still there / sighted agree with a point-by-point check."""
+    """Remembered segments covered / still there / sighted / trimmed as point by point."""
     rng = np.random.default_rng(seed)
     room = np.array([[-3.0, -2.0], [3.0, -2.0], [3.0, 2.0], [-3.0, 2.0]])
     box = rng.uniform(-1.5, 1.5, 2) + np.array([[0, 0], [0.4, 0], [0.4, 0.3], [0, 0.3]])
@@ -497,9 +540,10 @@ def test_recheck_segments_matches_point_by_point(seed, full, reverse):
         new + rng.normal(0.0, 0.03, new.shape),
         rng.uniform(-3.0, 3.0, (6, 2, 2))])
     args = (old, new, ranges, angle_min, inc, 0.05, 5.0, sensor, 0.05, 40, 0.05, 0.1)
-    covered, still, sighted = recheck_segments(*args)
-    want_covered, want_still, want_sighted = _recheck_brute(*args)
+    covered, still, sighted, ends = recheck_segments(*args)
+    want_covered, want_still, want_sighted, want_ends = _recheck_brute(*args)
     np.testing.assert_array_equal(covered, want_covered)
     np.testing.assert_array_equal(still, want_still)
     np.testing.assert_array_equal(sighted, want_sighted)
+    np.testing.assert_allclose(ends, want_ends, atol=1e-9)
     assert not recheck_segments(old, new[:0], *args[2:])[0].any()

@@ -50,7 +50,9 @@ class ScanMemory:
     replaced; one that the new scan sees again (at least as many beams return on it as pass
     through it), or cannot see (occluded by something nearer, out of range or field of view),
     counts as seen now; one the beams mostly pass through is not, and is forgotten once not
-    seen for ``obstacle_timeout``. So a wall stays known while a passing robot hides part of
+    seen for ``obstacle_timeout``; the ends of one that beams pass through are cut back to
+    where they stop doing so (``recheck_segments``: an overhang past a wall's end that the
+    robot looks past). So a wall stays known while a passing robot hides part of
     it or the robot looks at it edge-on, and a moved obstacle is forgotten as soon as the
     laser sees through its place. A segment no beam has returned on for MAX_HIDDEN_TIME is
     forgotten whatever hides it.
@@ -119,12 +121,15 @@ class ScanMemory:
         """Merge robot i's new segments (K, 2, 2) into its memory (see the class)."""
         old, seen, sighted = self._segments[i], self._seen[i], self._sighted[i]
         if len(old):
-            covered, refresh, shown = recheck_segments(
+            covered, refresh, shown, ends = recheck_segments(
                 old, new, scan.ranges, scan.angle_min, scan.angle_increment, scan.range_min,
                 scan.range_max, sensor, SAMPLE_SPACING, MAX_SAMPLES, COVER_TOLERANCE,
                 SEEN_TOLERANCE)
             seen = np.where(refresh, scan.time, seen)
             sighted = np.where(shown, scan.time, sighted)
+            # The ends the beams pass through are cut off (an overhang past a wall's end).
+            start, step = old[:, 0], old[:, 1] - old[:, 0]
+            old = np.stack([start + ends[:, :1] * step, start + ends[:, 1:] * step], axis=1)
             keep = ~covered & (scan.time - sighted <= MAX_HIDDEN_TIME)
             old, seen, sighted = old[keep], seen[keep], sighted[keep]
         now = np.full(len(new), float(scan.time))

@@ -48,6 +48,10 @@ MIN_CHORD_LENGTH = 1e-9
 # Segments shorter than this [m] are dropped: the solver normalises segment directions, and a
 # shorter segment is numerically a point (only possible for a cluster of coincident returns).
 MIN_SEGMENT_LENGTH = 1e-6
+# A beam trims a remembered segment's end (``recheck_segments``) only if it crosses the segment
+# at least this steeply (sine of the angle between them): at a grazing angle a few centimetres
+# of pose error move the crossing far along the segment, and a real wall would read as free.
+MIN_TRIM_SINE = 0.2
 
 
 def _finite_scalar(value, name):
@@ -524,7 +528,7 @@ def recheck_segments(old, new, ranges, angle_min, angle_increment, range_min, ra
     both ends included). A point is *seen* when its beam returns within ``seen_tolerance`` of
     it, *passed through* when its beam reads more than ``seen_tolerance`` beyond it; a point out
     of range or field of view, under a NaN reading or behind a nearer return is neither.
-    Returns three (M,) bool arrays:
+    Returns three (M,) bool arrays and one (M, 2) float array:
 
     covered : every point lies within ``cover_tolerance`` of some new segment (the new scan
         sees that segment again; False for all when there is no new segment);
@@ -532,6 +536,16 @@ def recheck_segments(old, new, ranges, angle_min, angle_increment, range_min, ra
         there). False means the beams pass through most of where it was: a segment one of
         whose ends touches a real wall, the rest of it in free space, is not there.
     sighted : some point is seen (the scan shows it, not merely fails to see through it).
+
+    ends : the part of each segment the scan does not show to be free, as parameters
+        (t0, t1) along it (0 the start, 1 the end; (0, 1) for all of it). From each end, while
+        the beam nearest the next point crosses the segment (at ``MIN_TRIM_SINE`` or steeper)
+        and reads more than ``seen_tolerance`` beyond the crossing, the end is moved in to
+        that crossing: the laser sees past it there. A grazing beam, one that returns, one out
+        of view or behind a nearer return stops the trim. So an overhang beyond a wall's real
+        end (``extend_ends``, or a wall seen from a wrong pose) goes as soon as a beam passes
+        through it; a segment seen through from end to end keeps (0, 1) (``still_there``
+        decides on it).
     """
     old = np.ascontiguousarray(old, dtype=np.float64).reshape(-1, 2, 2)
     new = np.ascontiguousarray(new, dtype=np.float64).reshape(-1, 2, 2)
@@ -545,18 +559,89 @@ def recheck_segments(old, new, ranges, angle_min, angle_increment, range_min, ra
 
 
 @njit(cache=True)
+def _beam_at(px, py, sx, sy, syaw, angle_min, inc, beams, full_circle, range_min, range_max):
+    """Return (beam nearest point (px, py), its distance from the sensor); beam -1: not in view."""
+    rx, ry = px - sx, py - sy
+    dist = math.hypot(rx, ry)
+    if dist < range_min or dist > range_max:
+        return -1, dist
+    angle = math.atan2(ry, rx) - syaw - angle_min
+    index = np.rint(((angle * (1.0 if inc > 0.0 else -1.0)) % (2.0 * math.pi)) / abs(inc))
+    if not index < 1e15:
+        return -1, dist
+    b = int(index)
+    if full_circle:
+        b %= beams
+    if b < 0 or b >= beams:
+        return -1, dist
+    return b, dist
+
+
+@njit(cache=True)
+def _measured(ranges, b, range_max):
+    """Return beam b's reading, inf for no return (NaN stays NaN: it says nothing)."""
+    reading = ranges[b]
+    if (math.isinf(reading) and reading > 0.0) or reading > range_max:
+        return math.inf
+    return reading
+
+
+@njit(cache=True)
+def _free_crossing(ax, ay, dx, dy, b, ranges, angle_min, inc, sx, sy, syaw, range_max,
+                   seen_tol):
+    """
+    Return where beam b crosses segment a + u d (u clamped to [0, 1]) if it reads past it.
+
+    -1 if it does not: it returns there, has no reading, crosses behind the sensor or at a
+    grazing angle (sine below MIN_TRIM_SINE).
+    """
+    theta = syaw + angle_min + b * inc
+    cx, cy = math.cos(theta), math.sin(theta)
+    cross = cx * dy - cy * dx
+    length = math.hypot(dx, dy)
+    if length <= 0.0 or abs(cross) < MIN_TRIM_SINE * length:
+        return -1.0
+    wx, wy = ax - sx, ay - sy
+    r = (wx * dy - wy * dx) / cross
+    u = (wx * cy - wy * cx) / cross
+    if r <= 0.0 or not _measured(ranges, b, range_max) > r + seen_tol:
+        return -1.0
+    return min(max(u, 0.0), 1.0)
+
+
+@njit(cache=True)
 def _recheck(old, new, ranges, angle_min, inc, range_min, range_max, sx, sy, syaw,
              full_circle, spacing, max_samples, cover_tol, seen_tol):
     m, k, beams = old.shape[0], new.shape[0], ranges.shape[0]
     covered = np.zeros(m, np.bool_)
     still = np.zeros(m, np.bool_)
     sighted = np.zeros(m, np.bool_)
-    two_pi = 2.0 * math.pi
-    sign = 1.0 if inc > 0.0 else -1.0
+    ends = np.zeros((m, 2))
+    ends[:, 1] = 1.0
     for j in range(m):
         ax, ay = old[j, 0, 0], old[j, 0, 1]
         dx, dy = old[j, 1, 0] - ax, old[j, 1, 1] - ay
         count = min(max(int(math.ceil(math.hypot(dx, dy) / spacing)) + 1, 2), max_samples)
+        # Trim each end while the beams pass through it (see recheck_segments).
+        t0, t1 = 0.0, 1.0
+        for forward in (True, False):
+            for q in range(count):
+                s = q if forward else count - 1 - q
+                t = s / (count - 1)
+                b, _ = _beam_at(ax + t * dx, ay + t * dy, sx, sy, syaw, angle_min, inc,
+                                beams, full_circle, range_min, range_max)
+                if b < 0:
+                    break
+                u = _free_crossing(ax, ay, dx, dy, b, ranges, angle_min, inc, sx, sy, syaw,
+                                   range_max, seen_tol)
+                if u < 0.0:
+                    break
+                if forward:
+                    t0 = max(t0, u)
+                else:
+                    t1 = min(t1, u)
+        if t0 < t1:
+            ends[j, 0], ends[j, 1] = t0, t1
         all_covered = k > 0
         seen = 0
         through = 0
@@ -580,24 +665,11 @@ def _recheck(old, new, ranges, angle_min, inc, range_min, range_max, sx, sy, sya
                 if not all_covered:
                     break
                 continue
-            rx, ry = px - sx, py - sy
-            dist = math.hypot(rx, ry)
-            if dist < range_min or dist > range_max:
+            b, dist = _beam_at(px, py, sx, sy, syaw, angle_min, inc, beams, full_circle,
+                               range_min, range_max)
+            if b < 0:
                 continue
-            angle = math.atan2(ry, rx) - syaw - angle_min
-            index = np.rint(((angle * sign) % two_pi) / abs(inc))
-            if not index < 1e15:
-                continue
-            b = int(index)
-            if full_circle:
-                b %= beams
-            if b < 0 or b >= beams:
-                continue
-            reading = ranges[b]
-            if (math.isinf(reading) and reading > 0.0) or reading > range_max:
-                measured = math.inf
-            else:
-                measured = reading
+            measured = _measured(ranges, b, range_max)
             if abs(measured - dist) <= seen_tol:
                 seen += 1
             elif measured > dist + seen_tol:
@@ -605,7 +677,7 @@ def _recheck(old, new, ranges, angle_min, inc, range_min, range_max, sx, sy, sya
         covered[j] = all_covered
         still[j] = seen >= through
         sighted[j] = seen > 0
-    return covered, still, sighted
+    return covered, still, sighted, ends
 
 
 def warmup() -> None:
