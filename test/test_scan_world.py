@@ -14,7 +14,9 @@ import numpy as np
 from orca_nav.control import FleetConfig, FleetController, FleetInputs, RobotState
 from orca_nav.control.navigation import NavigationConfig
 from orca_nav.control.scan_memory import ScanInput
+from orca_nav.core.grid import GridMap
 from orca_nav.core.raycast import cast_rays
+from orca_nav.sim.maps import scenario_grid
 from orca_nav.sim.node import integrate
 from orca_nav.sim.processes import SAFETY_MARGIN
 from orca_nav.sim.scenarios import load_scenario
@@ -33,13 +35,15 @@ SEEDS = (0, 1, 2)
 DRIVES = ('holonomic', 'differential')
 
 
-def run_world(scenario, drive, *, seed=0, scan_noise=0.01, use_map=False, scans=True,
+def run_world(scenario, drive, *, seed=0, scan_noise=0.01, map_time=None, scans=True,
               odom_delay=0.0, cmd_delay=0.0, margin=SAFETY_MARGIN, knobs=None,
               trace=None):
     """
     Run the scenario to the end; return (arrived (N,), min gap, min wall gap, time) [m, s].
 
-    trace(t, poses, controller), if given, is called after every integration step.
+    map_time : [s] when the controller gets the scenario's map (the simulator's /map), or
+    None for never. trace(t, poses, controller), if given, is called after every integration
+    step.
     """
     s = scenario.with_drive(drive)
     n = len(s.robots)
@@ -93,6 +97,9 @@ def run_world(scenario, drive, *, seed=0, scan_noise=0.01, use_map=False, scans=
                                            angle_min=-np.pi, angle_increment=2 * np.pi / BEAMS,
                                            range_min=RANGE_MIN, range_max=RANGE_MAX, time=t))
             next_scan += SCAN_PERIOD
+        if map_time is not None and t >= map_time - 1e-9:
+            ctrl.set_map(GridMap.from_occupancy(*scenario_grid(s)))
+            map_time = None
         # The controller's tick.
         if k % steps_per_tick == 0:
             inputs.scans, new_scans = new_scans, []

@@ -228,11 +228,14 @@ class Navigator:
             self._packed = (key, pack_routes([self.points[i] for i in robots]))
         points, offsets = self._packed[1]
         grid = self.model.grid if self.model is not None else None
+        # The carrot is one the robot can drive to straight with its routes' clearance.
         carrot, segment, left, lost = follow_routes(
             points, offsets, self.segment[robots], pos[robots], self.config.route_lookahead,
             None if grid is None else grid.obstacles,
             (0.0, 0.0, 0.0) if grid is None else grid.origin,
-            1.0 if grid is None else grid.resolution, self.radius[robots])
+            1.0 if grid is None else grid.resolution,
+            self.radius[robots] + self.config.route_margin,
+            None if grid is None else grid.distance_cells())
         target[robots] = carrot
         remaining[robots] = left
         self.segment[robots] = segment

@@ -23,15 +23,18 @@ from typing import Optional, Sequence, Tuple
 
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy import ndimage
 
 from ._jit import njit
 
 # A hidden carrot is pulled back toward the robot's projection in this many steps.
 PULLBACK_STEPS = 10
-# Visibility samples the robot -> carrot line every SAMPLE_STEP cells and checks the cells
-# within SAMPLE_HALF_WIDTH cells of each sample (SAMPLE_HALF_WIDTH > SAMPLE_STEP / 2: no gap).
+# Visibility samples the robot -> carrot line every SAMPLE_STEP cells.
 SAMPLE_STEP = 0.25
-SAMPLE_HALF_WIDTH = 0.2
+# [cells] A sample this much closer to an obstacle than the clearance the line must keep still
+# passes: distances are between cell centres, so a line parallel to a wall at the clearance
+# crosses cells up to one cell nearer.
+CLEARANCE_SLACK = 1.0
 
 
 def pack_routes(routes: Sequence[ArrayLike]) -> Tuple[np.ndarray, np.ndarray]:
@@ -52,7 +55,7 @@ def follow_routes(points: ArrayLike, offsets: ArrayLike, segment: ArrayLike,
                   positions: ArrayLike, lookahead: ArrayLike,
                   occupied: Optional[np.ndarray] = None,
                   origin: Sequence[float] = (0.0, 0.0, 0.0), resolution: float = 1.0,
-                  radius: ArrayLike = 0.0
+                  radius: ArrayLike = 0.0, distance: Optional[np.ndarray] = None
                   ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """
     Carrots, segments and distances left for N robots on their packed routes.
@@ -61,9 +64,12 @@ def follow_routes(points: ArrayLike, offsets: ArrayLike, segment: ArrayLike,
     robot was on last (0 at first); positions : (N, 2) [m]; lookahead : [m] scalar or (N,).
     occupied : (H, W) bool map of cells that block sight (None: every carrot is visible), with
     its origin (x, y, yaw) [m, m, rad] and resolution [m / cell]. radius : [m] scalar or (N,):
-    the line of sight is a band of half the robot's radius on each side (a carrot round a
-    door jamb that the robot's body cannot pass straight is not in sight), beginning one
-    radius from the robot (a robot beside a wall still sees along it).
+    the clearance the line robot -> carrot keeps from occupied cells, the one the routes were
+    planned with: a carrot round a door jamb that the robot cannot drive to straight is not
+    in sight. A robot nearer an obstacle than that (pushed toward a wall) needs only as much
+    as it has: it sees along the wall, not past a corner that comes nearer. distance : (H, W)
+    the distance [cells] from each cell's centre to the nearest occupied one
+    (``GridMap``'s distance field; computed from ``occupied`` when None).
     Returns carrot (N, 2) [m], segment (N,) int (pass it back next time), remaining (N,) [m]
     and lost (N,) bool: not even the robot's projection onto its route is in sight (it was
     pushed off its route, e.g. through another door): its route should be planned again.
@@ -72,44 +78,55 @@ def follow_routes(points: ArrayLike, offsets: ArrayLike, segment: ArrayLike,
     look = np.broadcast_to(np.asarray(lookahead, dtype=float), (n,)).copy()
     rad = np.broadcast_to(np.asarray(radius, dtype=float), (n,)) / float(resolution)
     if occupied is None:
-        occupied = np.zeros((0, 0), np.bool_)
+        distance = np.zeros((0, 0))
+    elif distance is None:
+        occupied = np.asarray(occupied, bool)
+        distance = (ndimage.distance_transform_edt(~occupied) if occupied.any()
+                    else np.full(occupied.shape, np.inf))
     carrot = np.zeros((n, 2))
     seg_out = np.asarray(segment, dtype=np.int64).copy()
     remaining = np.zeros(n)
     lost = np.zeros(n, np.bool_)
     _follow(np.ascontiguousarray(points, dtype=float), np.asarray(offsets, np.int64), seg_out,
-            np.ascontiguousarray(positions, dtype=float), look, np.ascontiguousarray(occupied),
+            np.ascontiguousarray(positions, dtype=float), look,
+            np.ascontiguousarray(distance, dtype=float),
             float(origin[0]), float(origin[1]), float(origin[2]), 1.0 / float(resolution),
             np.ascontiguousarray(rad), carrot, remaining, lost)
     return carrot, seg_out, remaining, lost
 
 
 @njit(cache=True)
-def _visible(occupied, ox, oy, c, s, inv_res, ax, ay, bx, by, rad):
-    """Return True when the band along a -> b [m] crosses no occupied cell (sampled)."""
-    h, w = occupied.shape
+def _cell_distance(distance, ox, oy, c, s, inv_res, x, y):
+    """Return the distance field [cells] at world point (x, y) [m] (inf off the map)."""
+    h, w = distance.shape
+    col = int(math.floor((c * (x - ox) + s * (y - oy)) * inv_res))
+    row = int(math.floor((-s * (x - ox) + c * (y - oy)) * inv_res))
+    if 0 <= row < h and 0 <= col < w:
+        return distance[row, col]
+    return math.inf
+
+
+@njit(cache=True)
+def _visible(distance, ox, oy, c, s, inv_res, ax, ay, bx, by, clearance):
+    """
+    Return True when the line a -> b [m] keeps ``clearance`` [cells] from occupied cells.
+
+    A line from a robot nearer than that keeps as much as the robot has (less
+    CLEARANCE_SLACK); clearance 0: only that it crosses no occupied cell. Sampled.
+    """
+    h, w = distance.shape
     if h == 0:
         return True
-    # To cell coordinates: rotate by -yaw about the origin, scale.
-    pax = (c * (ax - ox) + s * (ay - oy)) * inv_res
-    pay = (-s * (ax - ox) + c * (ay - oy)) * inv_res
-    pbx = (c * (bx - ox) + s * (by - oy)) * inv_res
-    pby = (-s * (bx - ox) + c * (by - oy)) * inv_res
-    length = math.hypot(pbx - pax, pby - pay)
+    need = min(clearance, _cell_distance(distance, ox, oy, c, s, inv_res, ax, ay))
+    need = max(need - CLEARANCE_SLACK, 0.0)
+    length = math.hypot(bx - ax, by - ay) * inv_res
     count = int(length / SAMPLE_STEP) + 1
-    half = max(SAMPLE_HALF_WIDTH, 0.5 * rad)
     for k in range(count + 1):
         t = k / count
-        if t * length < rad:
-            continue  # the robot's own disc: walls beside it do not hide the way ahead
-        x = pax + t * (pbx - pax)
-        y = pay + t * (pby - pay)
-        for dx in (-half, 0.0, half):
-            for dy in (-half, 0.0, half):
-                col = int(math.floor(x + dx))
-                row = int(math.floor(y + dy))
-                if 0 <= row < h and 0 <= col < w and occupied[row, col]:
-                    return False
+        d = _cell_distance(distance, ox, oy, c, s, inv_res, ax + t * (bx - ax),
+                           ay + t * (by - ay))
+        if d <= 0.0 or d < need:
+            return False
     return True
 
 
@@ -129,7 +146,7 @@ def _point_at(points, first, last, arc):
 
 
 @njit(cache=True)
-def _follow(points, offsets, segment, positions, look, occupied, ox, oy, yaw, inv_res, rad,
+def _follow(points, offsets, segment, positions, look, distance, ox, oy, yaw, inv_res, rad,
             carrot, remaining, lost):
     c, s = math.cos(yaw), math.sin(yaw)
     for i in range(len(offsets) - 1):
@@ -168,11 +185,11 @@ def _follow(points, offsets, segment, positions, look, occupied, ox, oy, yaw, in
         # Hidden carrot (e.g. round a corner): walk it back toward the projection.
         step = 1
         while step <= PULLBACK_STEPS and not _visible(
-                occupied, ox, oy, c, s, inv_res, px, py, cx, cy, rad[i]):
+                distance, ox, oy, c, s, inv_res, px, py, cx, cy, rad[i]):
             cx, cy = _point_at(points, first, last,
                                target - (target - best_arc) * step / PULLBACK_STEPS)
             step += 1
-        if step > PULLBACK_STEPS and not _visible(occupied, ox, oy, c, s, inv_res, px, py,
+        if step > PULLBACK_STEPS and not _visible(distance, ox, oy, c, s, inv_res, px, py,
                                                   cx, cy, 0.0):
             lost[i] = True
         carrot[i, 0], carrot[i, 1] = cx, cy

@@ -238,8 +238,8 @@ class GridMap:
 
     # --- distances and inflation --------------------------------------------------------------
 
-    def _distance_cells(self) -> np.ndarray:
-        """(H, W) float: distance [cells] from each cell centre to the nearest obstacle centre."""
+    def distance_cells(self) -> np.ndarray:
+        """Return (H, W) distances [cells] from each cell centre to the nearest obstacle centre."""
         distance = self._cache.get('edt')
         if distance is None:
             obstacles = self.obstacles
@@ -267,7 +267,7 @@ class GridMap:
         mask = self._cache.get(key)
         if mask is None:
             limit = clearance / self.resolution + DISTANCE_SLACK
-            mask = self._distance_cells() <= limit
+            mask = self.distance_cells() <= limit
             mask.setflags(write=False)
             self._cache[key] = mask
         return mask
