@@ -2,7 +2,7 @@
 The demo: metrics, picture, launch plan, and real end-to-end runs.
 
 The end-to-end tests (marked slow) start the simulator and the orca_nav node as processes
-talking over real DDS (on loopback, domains 35..49) and check every scenario runs to completion
+talking over real DDS (on loopback, domains 28..51) and check every scenario runs to completion
 without a collision at a small size; they read the results from the demo's --metrics-json.
 """
 
@@ -280,11 +280,13 @@ def test_launch_plan_matches_the_scenario():
 
 def test_bad_options_are_refused():
     for argv in (['--robots', '0'], ['--domain-id', '300'], ['--drive', 'omni'],
-                 ['--timeout', '-1'], ['--safety-margin', '-0.1'], ['--safety-margin', '5.5']):
+                 ['--timeout', '-1'], ['--safety-margin', '-0.1'], ['--safety-margin', '5.5'],
+                 ['--map-delay', '-1'], ['--map-delay', 'nan']):
         with pytest.raises(SystemExit):
             parse_args(argv)
     # The node's range: a margin the node takes is one the demo takes.
     assert parse_args(['--safety-margin', '2.0']).safety_margin == 2.0
+    assert parse_args(['--map-delay', '16']).map_delay == 16.0
 
 
 def test_launch_file_builds_where_launch_ros_is_installed():
@@ -322,23 +324,27 @@ def _read_metrics(path):
 
 
 def _run_scenarios(runs, tmp_path, timeout=150):
-    """Run the demo on each (scenario, robots, drive, domain); return the failure reports."""
+    """
+    Run the demo on each (scenario, robots, drive, domain[, more demo arguments]).
+
+    Returns the failure reports.
+    """
     # Two runs at a time: each is three processes (demo, simulator, node) mostly waiting on
     # real time, so two fit on two cores without starving the 10 Hz control loop.
     def run(spec):
-        scenario, robots, drive, domain_id = spec
-        out, metrics = tmp_path / f'{scenario}.png', tmp_path / f'{scenario}.json'
+        scenario, robots, drive, domain_id, *extra = spec
+        out, metrics = tmp_path / f'{domain_id}.png', tmp_path / f'{domain_id}.json'
         argv = ['--scenario', scenario, '--out', str(out), '--metrics-json', str(metrics)]
         if robots:
             argv += ['--robots', str(robots)]
         if drive:
             argv += ['--drive', drive]
-        result = _run_demo(argv, domain_id, timeout=timeout)
+        result = _run_demo(argv + (extra[0] if extra else []), domain_id, timeout=timeout)
         return spec, out, _read_metrics(metrics), result
 
     failures = []
     with ThreadPoolExecutor(max_workers=2) as pool:
-        for (scenario, _, _, _), out, m, result in pool.map(run, runs):
+        for (scenario, *_), out, m, result in pool.map(run, runs):
             ok = (result.returncode == EXIT_OK and out.is_file() and m is not None
                   and m['exit_code'] == EXIT_OK and m['arrived'] == m['robots']
                   and m['collisions'] == 0)
@@ -421,14 +427,20 @@ MAP_RUNS = [('maze', 'holonomic', 38), ('shelf', 'differential', 35),
             ('two_rooms', 'holonomic', 36), ('u_pocket', 'differential', 37),
             ('office', 'holonomic', 39), ('office_mapfile', 'holonomic', 40),
             ('warehouse', 'holonomic', 48)]
+# The map comes 16 s after start, so the goals (sent about 3.5 s after start) come first: the
+# robots drive straight at them and scan the walls, then get routes from where they are. One
+# robot of two_rooms was held at the door for good in 1 of 6 such runs before the scan memory
+# cut overhangs its laser sees through and carrots had to be reachable with the routes'
+# clearance (test_scan_world.py has the deterministic cases).
+LATE_MAP_RUN = ('two_rooms', None, 'differential', 51, ['--map-delay', '16'])
 
 
 @pytest.mark.slow
 def test_map_scenarios_arrive_without_collisions(tmp_path):
     """Every map scenario end to end (simulator, node, demo over DDS): all arrive, no contact."""
     timeout = max(load_scenario(name).timeout for name, _, _ in MAP_RUNS) + 120.0
-    failures = _run_scenarios([(name, None, drive, domain) for name, drive, domain in MAP_RUNS],
-                              tmp_path, timeout=timeout)
+    runs = [(name, None, drive, domain) for name, drive, domain in MAP_RUNS] + [LATE_MAP_RUN]
+    failures = _run_scenarios(runs, tmp_path, timeout=timeout)
     assert not failures, '\n'.join(failures)
 
 

@@ -324,6 +324,20 @@ def test_publish_map_false_publishes_no_map(harness):
     assert h.probe.get_publishers_info_by_topic('/map') == []
 
 
+def test_map_delay_publishes_the_map_that_much_later(harness):
+    """map_delay: nothing on /map at first (a map server that comes late), then the map."""
+    h = harness(map_delay=1.0)
+    maps = []
+    h.probe.create_subscription(OccupancyGrid, '/map', maps.append, MAP_QOS)
+    start = time.monotonic()
+    h.spin(0.6)
+    assert maps == []
+    spin_until(h.executor, lambda: maps, what='the late /map')
+    assert time.monotonic() - start >= 0.95 and len(maps) == 1
+    h.spin(1.2)
+    assert len(maps) == 1  # once, not every map_delay
+
+
 def test_scans_see_the_walls_of_a_map_file():
     """office_mapfile: the scans hit the outlines of the occupied cells of the map."""
     scenario = load_scenario('office_mapfile')

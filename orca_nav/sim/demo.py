@@ -282,6 +282,10 @@ def parse_args(argv=None):
     parser.add_argument('--no-map', action='store_true',
                         help='the simulator publishes no map: no routes, no map walls; the '
                              'node sees obstacles in the scans only')
+    parser.add_argument('--map-delay', type=float, default=0.0,
+                        help='the simulator publishes the map this long [s] after start, '
+                             'as a map server that comes late: the goals come first, the '
+                             'robots set off straight and get routes when it comes')
     parser.add_argument('--tracking', action='store_true',
                         help='the node tracks people (track_people true, experimental): '
                              'moving walkers are avoided where they are going')
@@ -296,6 +300,8 @@ def parse_args(argv=None):
     if '--ros-args' in argv:
         argv = argv[:argv.index('--ros-args')]
     args = parser.parse_args(argv)
+    if not 0.0 <= args.map_delay <= 3600.0:
+        parser.error(f'--map-delay must be in 0..3600 s, got {args.map_delay}')
     if args.domain_id is not None and not 0 <= args.domain_id <= 232:
         parser.error(f'--domain-id must be in 0..232, got {args.domain_id}')
     if args.robots is not None and args.robots < 1:
@@ -327,7 +333,7 @@ def _start_children(args, path, scenario, drive):
     work = Path(tempfile.mkdtemp(prefix='orca_nav_demo_'))
     truth_path = work / 'ground_truth.npz'
     sim = sim_params(path, scenario, args.drive, truth_path, args.seed, args.scan_noise,
-                     not args.no_map)
+                     not args.no_map, args.map_delay)
     sim_file = write_params(work / 'sim.yaml', sim)
     node = node_params(scenario, args.goal_tolerance, args.safety_margin)
     node['track_people'] = bool(args.tracking)

@@ -30,7 +30,8 @@ And once for the world (publish_map):
 
 - publishes ``/map`` (nav_msgs/OccupancyGrid, frame ``map``, reliable + transient local, so a
   late subscriber gets it): the scenario's map file, or its obstacles rasterized at
-  map_resolution (orca_nav.sim.maps.scenario_grid). Published at start and again on request.
+  map_resolution (orca_nav.sim.maps.scenario_grid). Published at start (or map_delay later)
+  and again on request.
 - serves ``~/get_map`` (nav_msgs/srv/GetMap): returns the map and publishes it again.
 """
 
@@ -92,6 +93,8 @@ PARAMETERS = (
     ('publish_map', True, 'Publish the world as nav_msgs/OccupancyGrid on /map (latched)', None),
     ('map_resolution', 0.05, 'Cell size [m] of the /map of a scenario without a map file',
      (0.005, 10.0)),
+    ('map_delay', 0.0, 'Publish /map first this long after start [s] (a map server that comes '
+     'late: goals may come first)', (0.0, 3600.0)),
 )
 
 
@@ -233,7 +236,10 @@ class SimNode(Node):
             self.map_msg = self.make_map()
             self.map_pub = self.create_publisher(OccupancyGrid, MAP_TOPIC, MAP_QOS)
             self.create_service(GetMap, '~/get_map', self._on_get_map)
-            self.publish_map()
+            if p['map_delay'] > 0.0:
+                self._map_timer = self.create_timer(p['map_delay'], self._publish_late_map)
+            else:
+                self.publish_map()
         walkers = int(self.scenario.walkers.sum())
         self.get_logger().info(
             f'simulating {n - walkers} robots of scenario {self.scenario.name!r} '
@@ -315,6 +321,11 @@ class SimNode(Node):
         q.x, q.y, q.z, q.w = quaternion_from_yaw(float(origin[2]))
         msg.data = array.array('b', np.asarray(data, dtype=np.int8).tobytes())
         return msg
+
+    def _publish_late_map(self):
+        """Publish the map once, map_delay after start."""
+        self._map_timer.cancel()
+        self.publish_map()
 
     def publish_map(self):
         """Publish the map on /map (stamped now) if publish_map is set."""

@@ -101,16 +101,17 @@ def write_params(path, params):
 
 
 def sim_params(scenario_file, scenario, drive, trajectory_file, seed=0, scan_noise=0.0,
-               publish_map=True):
+               publish_map=True, map_delay=0.0):
     """
     Parameters of the simulator for this run (drive None = as in the scenario file).
 
     publish_map false: no map on /map, so the node steers straight at the goals and learns
-    obstacles from the scans only.
+    obstacles from the scans only. map_delay [s]: the map comes that long after start.
     """
     return {'scenario': str(scenario_file), 'robots': scenario.robot_count,
             'drive': drive or '', 'trajectory_file': str(trajectory_file), 'seed': int(seed),
-            'scan_noise': float(scan_noise), 'publish_map': bool(publish_map)}
+            'scan_noise': float(scan_noise), 'publish_map': bool(publish_map),
+            'map_delay': float(map_delay)}
 
 
 def node_params(scenario, goal_tolerance=GOAL_TOLERANCE, safety_margin=SAFETY_MARGIN):
