@@ -1,5 +1,7 @@
 """orca_nav.core.follow: the fleet's carrots agree with the one-robot reference (testing)."""
 
+import math
+
 import numpy as np
 from orca_nav.core.follow import follow_routes, pack_routes
 from orca_nav.testing.route_reference import carrot, progress_along
@@ -65,3 +67,45 @@ def test_a_robot_pushed_behind_a_wall_is_lost():
     _, _, _, lost = follow_routes(points, offsets, np.zeros(1, np.int64),
                                   np.array([[2.0, 3.0]]), 1.0, occupied, (0.0, 0.0, 0.0), 0.1)
     assert lost[0]
+
+
+def _jamb():
+    """A 5 m square map at 0.05 m with a wall x 2.4..2.6 m, y 0..2 m (a door above it)."""
+    occupied = np.zeros((100, 100), bool)
+    occupied[:40, 48:52] = True
+    return occupied
+
+
+def test_a_carrot_past_a_corner_nearer_than_the_clearance_is_pulled_back():
+    """
+    The line robot -> carrot passes 0.22 m from the jamb's end: hidden for a 0.35 m clearance.
+
+    (A robot whose disc is wider than that gap would meet the corner head-on: ORCA lets it
+    only slide sideways, and it stops there.)
+    """
+    heading = np.array([math.cos(math.radians(40.0)), math.sin(math.radians(40.0))])
+    start = np.array([2.0, 1.95])
+    route = np.array([start, start + 1.2 * heading, start + 1.2 * heading + [1.0, 0.0]])
+    points, offsets = pack_routes([route])
+    args = (points, offsets, np.zeros(1, np.int64), route[:1], 1.0, _jamb(), (0.0, 0.0, 0.0),
+            0.05)
+    thin, _, _, _ = follow_routes(*args, 0.0)
+    wide, _, _, lost = follow_routes(*args, 0.35)
+    assert thin[0] == pytest.approx(start + heading) and not lost[0]
+    assert np.hypot(*(wide[0] - start)) < 0.5
+    # The pulled-back carrot keeps the clearance (less one cell and a half) from the jamb.
+    line = start + np.linspace(0.0, 1.0, 50)[:, None] * (wide[0] - start)
+    nearest = np.clip(line, [2.4, 0.0], [2.6, 2.0])
+    assert np.hypot(*(line - nearest).T).min() >= 0.35 - 0.075
+
+
+def test_a_robot_pushed_against_a_wall_still_sees_along_it():
+    """0.15 m from the wall (clearance 0.35): a carrot away from the wall is in sight."""
+    route = np.array([[1.0, 2.9], [2.0, 2.9], [3.5, 2.9]])
+    occupied = np.zeros((100, 100), bool)
+    occupied[50:54, :] = True                     # a wall y 2.5..2.7 m along the route
+    points, offsets = pack_routes([route])
+    carrot, _, _, _ = follow_routes(points, offsets, np.zeros(1, np.int64),
+                                    np.array([[1.5, 2.85]]), 1.0, occupied, (0.0, 0.0, 0.0),
+                                    0.05, 0.35)
+    assert carrot[0] == pytest.approx([2.5, 2.9], abs=1e-9)
