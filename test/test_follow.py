@@ -70,7 +70,7 @@ def test_a_robot_pushed_behind_a_wall_is_lost():
 
 
 def _jamb():
-    """A 5 m square map at 0.05 m with a wall x 2.4..2.6 m, y 0..2 m (a door above it)."""
+    """Return a 5 m square map at 0.05 m with a wall x 2.4..2.6 m, y 0..2 m (a door above)."""
     occupied = np.zeros((100, 100), bool)
     occupied[:40, 48:52] = True
     return occupied
