@@ -618,6 +618,7 @@ def _recheck(old, new, ranges, angle_min, inc, range_min, range_max, sx, sy, sya
     sighted = np.zeros(m, np.bool_)
     ends = np.zeros((m, 2))
     ends[:, 1] = 1.0
+    candidates = np.empty(k, np.int64)
     for j in range(m):
         ax, ay = old[j, 0, 0], old[j, 0, 1]
         dx, dy = old[j, 1, 0] - ax, old[j, 1, 1] - ay
@@ -642,7 +643,16 @@ def _recheck(old, new, ranges, angle_min, inc, range_min, range_max, sx, sy, sya
                     t1 = min(t1, u)
         if t0 < t1:
             ends[j, 0], ends[j, 1] = t0, t1
-        all_covered = k > 0
+        # Only new segments whose box comes within cover_tol of this one's can cover it.
+        n_near = 0
+        for q in range(k):
+            if (min(new[q, 0, 0], new[q, 1, 0]) <= max(ax, ax + dx) + cover_tol
+                    and max(new[q, 0, 0], new[q, 1, 0]) >= min(ax, ax + dx) - cover_tol
+                    and min(new[q, 0, 1], new[q, 1, 1]) <= max(ay, ay + dy) + cover_tol
+                    and max(new[q, 0, 1], new[q, 1, 1]) >= min(ay, ay + dy) - cover_tol):
+                candidates[n_near] = q
+                n_near += 1
+        all_covered = n_near > 0
         seen = 0
         through = 0
         for s in range(count):
@@ -650,7 +660,8 @@ def _recheck(old, new, ranges, angle_min, inc, range_min, range_max, sx, sy, sya
             px, py = ax + t * dx, ay + t * dy
             if all_covered:
                 near = False
-                for q in range(k):
+                for c in range(n_near):
+                    q = candidates[c]
                     qx, qy = new[q, 0, 0], new[q, 0, 1]
                     ex, ey = new[q, 1, 0] - qx, new[q, 1, 1] - qy
                     fx, fy = px - qx, py - qy
