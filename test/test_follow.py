@@ -109,3 +109,21 @@ def test_a_robot_pushed_against_a_wall_still_sees_along_it():
                                     np.array([[1.5, 2.85]]), 1.0, occupied, (0.0, 0.0, 0.0),
                                     0.05, 0.35)
     assert carrot[0] == pytest.approx([2.5, 2.9], abs=1e-9)
+
+
+def test_a_robot_that_cannot_drive_straight_back_to_its_route_is_lost():
+    """
+    Beside a door jamb with its route on the far side: its route is planned again.
+
+    The robot stands over the end of the jamb (a wall y 0.9..1.1 m, x < 2 m; the door east of
+    it); its route starts in the doorway below. The straight line back to it passes 0.09 m from
+    the jamb, where the robot's disc would meet the corner head-on: lost, though a thin line
+    would pass.
+    """
+    occupied = np.zeros((100, 100), bool)
+    occupied[18:22, :40] = True
+    points, offsets = pack_routes([np.array([[2.15, 0.63], [2.15, 0.3], [0.5, 0.3]])])
+    args = (points, offsets, np.zeros(1, np.int64), np.array([[2.05, 1.43]]), 1.0, occupied,
+            (0.0, 0.0, 0.0), 0.05)
+    assert not follow_routes(*args, 0.0)[3][0]
+    assert follow_routes(*args, 0.35)[3][0]

@@ -144,14 +144,15 @@ def test_late_odometry_and_commands_are_compensated(drive):
 
 @pytest.mark.parametrize('scenario,drive,map_time', [
     ('maze', 'holonomic', 4.0), ('two_rooms', 'differential', 12.0),
-    ('office', 'differential', 1.0)])
+    ('office', 'differential', 1.0), ('office_mapfile', 'differential', 6.0)])
 def test_robots_that_set_off_before_the_map_came_arrive(scenario, drive, map_time):
     """
     Goals before the map: robots drive straight, learn walls from the scans, then get routes.
 
     What they saw before the map stays in their scan memory with the map's walls on top (a
     wall's end seen at a grazing angle overhangs into the way round it), and they are off
-    the routes planned when the map comes, some beside a door jamb: all must still arrive.
+    the routes planned when the map comes, some beside a door jamb that stands between them
+    and their route: all must still arrive.
     """
     arrived, min_gap, min_wall, t = run_world(load_scenario(scenario), drive, map_time=map_time)
     assert min_wall >= 0.0, f'a disc overlaps a wall by {-min_wall:.3f} m'

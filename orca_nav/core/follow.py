@@ -71,8 +71,9 @@ def follow_routes(points: ArrayLike, offsets: ArrayLike, segment: ArrayLike,
     the distance [cells] from each cell's centre to the nearest occupied one
     (``GridMap``'s distance field; computed from ``occupied`` when None).
     Returns carrot (N, 2) [m], segment (N,) int (pass it back next time), remaining (N,) [m]
-    and lost (N,) bool: not even the robot's projection onto its route is in sight (it was
-    pushed off its route, e.g. through another door): its route should be planned again.
+    and lost (N,) bool: not even the robot's projection onto its route is in sight, so it
+    cannot drive straight back to its route (it was pushed through another door, or beside a
+    jamb that stands between it and its route): its route should be planned again.
     """
     n = len(offsets) - 1
     look = np.broadcast_to(np.asarray(lookahead, dtype=float), (n,)).copy()
@@ -190,6 +191,6 @@ def _follow(points, offsets, segment, positions, look, distance, ox, oy, yaw, in
                                target - (target - best_arc) * step / PULLBACK_STEPS)
             step += 1
         if step > PULLBACK_STEPS and not _visible(distance, ox, oy, c, s, inv_res, px, py,
-                                                  cx, cy, 0.0):
+                                                  cx, cy, rad[i]):
             lost[i] = True
         carrot[i, 0], carrot[i, 1] = cx, cy
