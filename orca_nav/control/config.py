@@ -54,6 +54,8 @@ class FleetConfig:
     # Moving things in the scans (control/people.py): a PeopleConfig, or None (off). Only with
     # scan_enabled.
     people: object = None
+    # [m] added to the radius of every moving track and known person (FleetInputs.people).
+    person_margin: float = 0.3
     # Acceleration limits, (N,) or scalar, 0 = unlimited (docs/acceleration.md): ORCA picks
     # only velocities reachable from the last command within one period, and the drive
     # mapping clips each command's change to them.

@@ -44,6 +44,10 @@ MAX_SOLVER_CULPRITS = 4
 STUCK_REPORT_PERIOD = 10.0
 # At most this many stuck robots are reported (with what is near them) in one tick.
 STUCK_REPORTS_PER_TICK = 5
+# Known moving obstacles (``FleetInputs.set_people``) faster than this [m/s] or larger than
+# this [m] are no person nor vehicle a robot shares a floor with: the row is refused.
+MAX_PEOPLE_SPEED = 5.0
+MAX_PEOPLE_RADIUS = 2.0
 
 
 @dataclass
@@ -72,6 +76,11 @@ class FleetInputs:
     # (N,) [s] the newest odometry's header stamp, which localisation poses' stamps are
     # matched against; NaN (or None: all): unknown, odom_time instead.
     odom_stamp: np.ndarray = None
+    # Moving things the fleet is told about from outside (an external people tracker, a
+    # forklift's own localisation): world position and velocity at ``people_time`` and radius
+    # (no margin; ``person_margin`` is added). They never avoid the robots. None: none.
+    people: MovingObjects = None
+    people_time: float = 0.0  # [s] the clock of ``odom_time``
 
     def __post_init__(self):
         """Give ``rejected`` and the localisation arrays their N rows when not passed."""
@@ -109,6 +118,22 @@ class FleetInputs:
         self.loc_pose[i] = (x, y, yaw)
         self.loc_sigma[i] = sigma
         self.loc_time[i] = time
+
+    def set_people(self, position, velocity, radius, *, time) -> None:
+        """
+        Store the known moving obstacles: position, velocity (K, 2) global, radius (K,) [m].
+
+        ``time`` [s] is when the positions were true; the controller moves them on with
+        their velocity. Rows with a value that is not finite, a speed above
+        ``MAX_PEOPLE_SPEED`` or a radius outside (0, ``MAX_PEOPLE_RADIUS``] are refused by
+        the controller (counted in ``people_rejected`` and warned about), the rest used.
+        """
+        position = np.asarray(position, dtype=float).reshape(-1, 2)
+        k = len(position)
+        self.people = MovingObjects(
+            np.arange(k), position, np.asarray(velocity, dtype=float).reshape(k, 2),
+            np.broadcast_to(np.asarray(radius, dtype=float), (k,)).copy())
+        self.people_time = float(time)
 
 
 @dataclass
@@ -166,6 +191,7 @@ class FleetController:
         self._last_command = None  # (C, 3) the commands of the last tick: accelerations' origin
         self.odom_rejected = np.zeros(n, np.int64)  # odometry refused here, per robot
         self.solver_failures = 0                  # solver calls that raised (then re-run)
+        self.people_rejected = 0                  # known people rows refused (set_people)
 
     def reconfigure(self, config: FleetConfig, navigation: NavigationConfig = None) -> None:
         """Use new settings from the next tick on (same robots; goals and memory are kept)."""
@@ -322,11 +348,14 @@ class FleetController:
                                                     cfg.radius, cfg.scan_sensor_offset,
                                                     poses, self._wall_grid(),
                                                     moving=(moving, now))
-            # Moving tracks are immovable agents after the robots: where they will be when
-            # the commands take effect, going on with their velocity.
+            # Moving tracks and known people are immovable agents after the robots: where
+            # they will be when the commands take effect, going on with their velocity.
             lead = cfg.period if cfg.latency_compensation else 0.0
-            extra = (moving.at(now, now + lead), moving.velocity,
-                     moving.radius + (cfg.people.person_margin if len(moving) else 0.0))
+            known_people = self._known_people(inputs, warnings)
+            extra = (np.concatenate([moving.at(now, now + lead),
+                                     known_people.at(inputs.people_time, now + lead)]),
+                     np.concatenate([moving.velocity, known_people.velocity]),
+                     np.concatenate([moving.radius, known_people.radius]) + cfg.person_margin)
 
             def solve(rows):
                 obstacles = self._obstacles(now, rows, orca_pos, orca_radius, active)
@@ -411,6 +440,30 @@ class FleetController:
             self.people.observe(scans, poses, present, self.config.radius,
                                 self.config.scan_sensor_offset, self._wall_grid())
         return self.people.moving(now)
+
+    def _known_people(self, inputs, warnings):
+        """Return the rows of ``inputs.people`` that are plausible; warn about the rest."""
+        people = inputs.people
+        if people is None or len(people) == 0:
+            return MovingObjects.empty()
+        with np.errstate(invalid='ignore', over='ignore'):
+            ok = ((np.abs(people.position) <= self.config.max_coordinate).all(axis=1)
+                  & (np.hypot(*people.velocity.T) <= MAX_PEOPLE_SPEED)
+                  & (people.radius > 0.0) & (people.radius <= MAX_PEOPLE_RADIUS)
+                  & np.isfinite(inputs.people_time))
+        if not ok.all():
+            bad = np.flatnonzero(~ok)
+            self.people_rejected += len(bad)
+            k = bad[0]
+            warnings.append((None, f'people: {len(bad)} known moving obstacle(s) refused, e.g. '
+                                   f'at {people.position[k].tolist()} with velocity '
+                                   f'{people.velocity[k].tolist()} m/s and radius '
+                                   f'{people.radius[k]:g} m (not finite, faster than '
+                                   f'{MAX_PEOPLE_SPEED:g} m/s or radius not in (0, '
+                                   f'{MAX_PEOPLE_RADIUS:g}] m)'))
+            people = MovingObjects(people.id[ok], people.position[ok], people.velocity[ok],
+                                   people.radius[ok])
+        return people
 
     def _check_odometry(self, inputs, warnings, offset=None):
         """

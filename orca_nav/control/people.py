@@ -26,10 +26,9 @@ ROBOT_MARGIN = 0.1
 
 @dataclass(frozen=True)
 class PeopleConfig:
-    """Tracking knobs (the node's track_* and person_margin parameters)."""
+    """Tracking knobs (the node's track_* parameters)."""
 
     enabled: bool = True
-    person_margin: float = 0.3     # [m] added to a moving track's radius for the robots
     track_timeout: float = 1.0     # [s] a track not seen this long is forgotten
     confirm_hits: int = 3          # detections before a track counts
     min_speed: float = 0.15        # [m/s] a confirmed track faster than this is moving

@@ -565,8 +565,8 @@ def resolve(values):
         scan_enabled=params.scan_enabled, obstacle_timeout=params.obstacle_timeout,
         share_obstacles=params.share_obstacles,
         scan_sensor_offset=tuple(params.scan_sensor_offset),
-        people=(PeopleConfig(person_margin=params.person_margin,
-                             track_timeout=params.track_timeout)
+        person_margin=params.person_margin,
+        people=(PeopleConfig(track_timeout=params.track_timeout)
                 if params.scan_enabled and params.track_people else None))
     navigation = NavigationConfig(
         route_lookahead=params.route_lookahead, progress_distance=params.progress_distance,
