@@ -54,8 +54,13 @@ class FleetConfig:
     # Moving things in the scans (control/people.py): a PeopleConfig, or None (off). Only with
     # scan_enabled.
     people: object = None
-    # [m] added to the radius of every moving track and known person (FleetInputs.people).
+    # [m] margin kept from every moving track and known person (FleetInputs.people) beyond
+    # its radius, given up before a robot is left without a move (as safety_margin is).
     person_margin: float = 0.3
+    # Who does not avoid (moving tracks, known people, immovable observed robots) is looked
+    # for this far ahead [s] and this far away [m]: walkers close faster than robots.
+    person_time_horizon: float = 5.0
+    person_neighbor_dist: float = 10.0
     # Acceleration limits, (N,) or scalar, 0 = unlimited (docs/acceleration.md): ORCA picks
     # only velocities reachable from the last command within one period, and the drive
     # mapping clips each command's change to them.

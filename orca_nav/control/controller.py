@@ -316,7 +316,8 @@ class FleetController:
         orca_vel = np.where(diff[:, None], point_vel, centre_vel)
         orca_vel[~fresh] = 0.0
         # Localised robots grow by their pose uncertainty (covariance_scale, max_inflation).
-        orca_radius = cfg.planning_radius + cfg.lookahead + self.localisation.inflation(cfg)
+        contact_radius = cfg.radius + cfg.lookahead + self.localisation.inflation(cfg)
+        orca_radius = contact_radius + cfg.safety_margin
         max_accel, max_decel, accel_from, previous = self._accel_arguments(twist, ahead_yaw)
 
         _, reached, dist = drive.preferred_velocities(
@@ -355,20 +356,35 @@ class FleetController:
             extra = (np.concatenate([moving.at(now, now + lead),
                                      known_people.at(inputs.people_time, now + lead)]),
                      np.concatenate([moving.velocity, known_people.velocity]),
-                     np.concatenate([moving.radius, known_people.radius]) + cfg.person_margin)
+                     np.concatenate([moving.radius, known_people.radius]))
+            # The margin from who does not avoid is a preference (it yields before a robot is
+            # left without a move); such agents are looked for as far ahead as a walker's
+            # speed needs. Between our robots safety_margin stays part of the disc: with
+            # acceleration limits, robots whose margins yielded touched (two_rooms, 0.02 m).
+            yields = ~self.give_way.reciprocates(cfg)
+            margin = np.where(yields, cfg.person_margin, 0.0)
+            horizon = np.where(yields, cfg.person_time_horizon, cfg.time_horizon)
+            reach = np.where(yields, cfg.person_neighbor_dist, cfg.neighbor_dist)
 
             def solve(rows):
                 obstacles = self._obstacles(now, rows, orca_pos, orca_radius, active)
                 k = len(extra[2])
                 speed = np.hypot(*extra[1].T) if k else np.zeros(0)
                 zeros = np.zeros(k)  # moving tracks: no acceleration limits
+                person = np.ones(k)
                 args = self.give_way.core_arguments(cfg, now, rows)
                 return compute_velocities(
                     np.concatenate([orca_pos[rows], extra[0]]),
                     np.concatenate([orca_vel[rows], extra[1]]),
                     np.concatenate([all_pref[rows], extra[1]]),
-                    np.concatenate([orca_radius[rows], extra[2]]),
+                    np.concatenate([np.where(yields, contact_radius, orca_radius)[rows],
+                                    extra[2]]),
                     np.concatenate([cfg.max_speed[rows], speed]), time_step=cfg.period,
+                    margin=np.concatenate([margin[rows], cfg.person_margin * person]),
+                    agent_horizon=np.concatenate([horizon[rows],
+                                                  cfg.person_time_horizon * person]),
+                    neighbor_reach=np.concatenate([reach[rows],
+                                                   cfg.person_neighbor_dist * person]),
                     neighbor_dist=cfg.neighbor_dist,
                     max_neighbors=cfg.max_neighbors, time_horizon=cfg.time_horizon,
                     time_horizon_obst=cfg.time_horizon_obst, obstacles=obstacles,

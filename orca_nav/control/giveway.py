@@ -55,12 +55,19 @@ class GiveWay:
                  else np.asarray(config.avoidance_weight)[:c] >= 1.0)
         return heavy | self.overridden(now)
 
+    @staticmethod
+    def reciprocates(config) -> np.ndarray:
+        """Return (N,) bool: robots that avoid back (ours; observed ones if they run ORCA)."""
+        out = np.ones(config.n, bool)
+        out[config.n_controlled:] = config.observed_reciprocate
+        return out
+
     def core_arguments(self, config, now: float, rows: np.ndarray) -> dict:
         """Keyword arguments of ``compute_velocities`` for these rows of the fleet."""
         c = config.n_controlled
         immovable = np.zeros(config.n, bool)
         immovable[:c] = self.overridden(now)
-        immovable[c:] = not config.observed_reciprocate
+        immovable[c:] = ~self.reciprocates(config)[c:]
         args = {'immovable': immovable[rows]}
         if config.avoidance_weight is not None:
             args['weights'] = np.asarray(config.avoidance_weight, float)[rows]

@@ -22,6 +22,7 @@ import math
 import numpy as np
 
 from ._jit import njit
+from .escape import escape_velocity
 
 # Lines closer to parallel than this (|det| of unit directions) count as parallel; RVO2's value.
 EPSILON = 1e-5
@@ -673,10 +674,81 @@ def _agent_lines(lines, n, i, positions, velocities, radius, agent_nbrs, inv_th,
 
 
 @njit(cache=True)
+def _agent_lines_soft(lines, n, i, positions, velocities, radius, agent_nbrs, soft, scale,
+                      inv_dt, cases, shares, nbr_vel):
+    """
+    ``_agent_lines`` with margins, per-agent horizons and look-ahead ranges (``soft``).
+
+    soft : (margin, horizon, reach, cap), see ``solve_all``. A pair keeps
+    ``scale x (margin_i + margin_j)`` beyond the contact radii, looks ``max(horizon_i,
+    horizon_j)`` ahead and counts only within ``max(reach_i, reach_j)``.
+    """
+    margin, horizon, reach, _ = soft
+    for k in range(agent_nbrs.shape[1]):
+        j = agent_nbrs[i, k]
+        if j < 0:
+            break
+        rel_x = positions[j, 0] - positions[i, 0]
+        rel_y = positions[j, 1] - positions[i, 1]
+        far = max(reach[i], reach[j])
+        if rel_x * rel_x + rel_y * rel_y > far * far:
+            continue
+        if shares is None:
+            share = 0.5
+            vj_x = velocities[j, 0]
+            vj_y = velocities[j, 1]
+        else:
+            share = shares[k]
+            vj_x = nbr_vel[k, 0]
+            vj_y = nbr_vel[k, 1]
+        lx, ly, ldx, ldy, cases[k] = agent_line(
+            rel_x, rel_y, velocities[i, 0] - vj_x, velocities[i, 1] - vj_y,
+            velocities[i, 0], velocities[i, 1],
+            radius[i] + radius[j] + scale * (margin[i] + margin[j]),
+            1.0 / max(horizon[i], horizon[j]), inv_dt, 1.0 if i < j else -1.0, share)
+        n = _put(lines, n, lx, ly, ldx, ldy)
+    return n
+
+
+@njit(cache=True)
+def _avoids_a_walker(i, agent_nbrs, responsibility):
+    """Whether movable agent i has a neighbour that does not avoid it (an immovable one)."""
+    if responsibility is None:
+        return False
+    immovable = responsibility[1]
+    if immovable[i]:
+        return False
+    for k in range(agent_nbrs.shape[1]):
+        j = agent_nbrs[i, k]
+        if j < 0:
+            break
+        if immovable[j]:
+            return True
+    return False
+
+
+# An answer whose progress along the preferred velocity is below this fraction of it (in
+# soft mode) is no way forward: margins yield while they leave an agent none.
+STALL_FRACTION = 0.1
+
+
+@njit(cache=True)
+def _progresses(vx, vy, pref_x, pref_y):
+    """Whether v goes forward along pref by at least STALL_FRACTION of it (or pref is 0)."""
+    pref_sq = pref_x * pref_x + pref_y * pref_y
+    return vx * pref_x + vy * pref_y >= STALL_FRACTION * pref_sq
+
+
+# Margins (``solve_all``'s soft mode) are given up in these steps before an agent is left
+# without a velocity that keeps every half-plane: full, half, none.
+MARGIN_SCALES = (1.0, 0.5, 0.0)
+
+
+@njit(cache=True)
 def solve_all(positions, velocities, prefs, radius, max_speed, agent_nbrs, obst_offsets,
               obst_edges, ob_point, ob_next, ob_prev, ob_dir, ob_convex, time_step,
               time_horizon, time_horizon_obst, responsibility, active, hard_step_lines,
-              stuck_in, fixed_vel, stuck_out, out, reach_set=None):
+              stuck_in, fixed_vel, stuck_out, out, reach_set=None, soft=None):
     """
     Write the new velocities of all active agents into ``out`` (N, 2).
 
@@ -711,6 +783,18 @@ def solve_all(positions, velocities, prefs, radius, max_speed, agent_nbrs, obst_
         ``reach_lines`` is faster), the answer is ref scaled to max_speed (max_speed wins).
         ``floor[i]`` receives ``reach_floor`` of the answer: how far ``brake_conflicts``
         may slow it down.
+    soft : margins that yield and the escape. None: RVO2 (compiled without a trace of it). Or
+        (margin, horizon, reach, cap): (N,) [m] the margin each agent would like beyond its
+        contact radius ``radius``, (N,) [s] each agent's time horizon (a pair uses the
+        larger; ``time_horizon`` is then unused), (N,) [m] how far each is looked for (a pair
+        uses the larger), and cap [s]. The half-planes are built with the margins, then,
+        while they conflict or leave no way forward (``STALL_FRACTION``), with half of them
+        and none (``MARGIN_SCALES``); an answer kept with a larger margin stands when a
+        smaller one makes them conflict. If they still
+        conflict, the agent takes ``escape.escape_velocity`` (the velocity whose first
+        contact comes latest, up to ``cap``; acceleration reach and obstacle lines kept),
+        not program 3's compromise nor the keep-right fallback; it is marked in
+        ``stuck_out`` (guard on) only when even that touches a neighbour within the step.
     Rows of ``out`` of inactive agents are left as they are.
     """
     n_agents = positions.shape[0]
@@ -729,6 +813,8 @@ def solve_all(positions, velocities, prefs, radius, max_speed, agent_nbrs, obst_
         weights, immovable, groups, ignore = responsibility
         shares = np.empty(k_max)
         nbr_vel = np.empty((k_max, 2))
+    if soft is not None:
+        esc_vel = np.empty((k_max, 2))
     for i in range(n_agents):
         if not active[i]:
             continue
@@ -743,61 +829,121 @@ def solve_all(positions, velocities, prefs, radius, max_speed, agent_nbrs, obst_
         py = positions[i, 1]
         vx = velocities[i, 0]
         vy = velocities[i, 1]
-        if reach_set is None:
-            n_obst = obstacle_lines(lines, px, py, vx, vy, radius[i], inv_th_obst,
-                                    obst_edges[obst_offsets[i]:obst_offsets[i + 1]],
-                                    ob_point, ob_next, ob_prev, ob_dir, ob_convex, cases)
-        else:
-            # The reachable velocities first (hardest of all), then the obstacle lines.
-            n_reach = reach_lines(lines, ref[i, 0], ref[i, 1], accel_r[i], decel_r[i])
-            n_obst = n_reach + obstacle_lines(
-                lines[n_reach:], px, py, vx, vy, radius[i], inv_th_obst,
-                obst_edges[obst_offsets[i]:obst_offsets[i + 1]], ob_point, ob_next, ob_prev,
-                ob_dir, ob_convex, cases)
-        n = n_obst
-        if hard_step_lines:
-            # One-step lines for the neighbours that could touch this agent before the next
-            # step (the others' one-step lines lie beyond both speed circles).
-            for k in range(k_max):
-                j = agent_nbrs[i, k]
-                if j < 0:
-                    break
-                rel_x = positions[j, 0] - px
-                rel_y = positions[j, 1] - py
-                hard_r = (radius[i] + radius[j]) * (1.0 + HARD_MARGIN)
-                reach = hard_r + (max_speed[i] + max_speed[j]) * time_step
-                if rel_x * rel_x + rel_y * rel_y >= reach * reach:
-                    continue
-                if stuck_in[j]:
-                    # The neighbour cannot give way: avoid its chosen velocity all alone.
-                    lx, ly, ldx, ldy, _ = agent_line(
-                        rel_x, rel_y, vx - fixed_vel[j, 0], vy - fixed_vel[j, 1], vx, vy,
-                        hard_r, inv_dt, inv_dt, 1.0 if i < j else -1.0, 0.5)
-                    lx = 2.0 * lx - vx
-                    ly = 2.0 * ly - vy
-                else:
-                    if responsibility is None:
-                        share = 0.5
-                        vj_x = velocities[j, 0]
-                        vj_y = velocities[j, 1]
+        n_scales = 1 if soft is None else len(MARGIN_SCALES)
+        kept = False
+        kept_x = 0.0
+        kept_y = 0.0
+        for level in range(n_scales):
+            own_radius = radius[i]
+            if soft is not None:
+                own_radius += MARGIN_SCALES[level] * soft[0][i]
+            if reach_set is None:
+                n_obst = obstacle_lines(lines, px, py, vx, vy, own_radius, inv_th_obst,
+                                        obst_edges[obst_offsets[i]:obst_offsets[i + 1]],
+                                        ob_point, ob_next, ob_prev, ob_dir, ob_convex, cases)
+            else:
+                # The reachable velocities first (hardest of all), then the obstacle lines.
+                n_reach = reach_lines(lines, ref[i, 0], ref[i, 1], accel_r[i], decel_r[i])
+                n_obst = n_reach + obstacle_lines(
+                    lines[n_reach:], px, py, vx, vy, own_radius, inv_th_obst,
+                    obst_edges[obst_offsets[i]:obst_offsets[i + 1]], ob_point, ob_next, ob_prev,
+                    ob_dir, ob_convex, cases)
+            n = n_obst
+            if hard_step_lines:
+                # One-step lines for the neighbours that could touch this agent before the next
+                # step (the others' one-step lines lie beyond both speed circles).
+                for k in range(k_max):
+                    j = agent_nbrs[i, k]
+                    if j < 0:
+                        break
+                    rel_x = positions[j, 0] - px
+                    rel_y = positions[j, 1] - py
+                    hard_r = (radius[i] + radius[j]) * (1.0 + HARD_MARGIN)
+                    reach = hard_r + (max_speed[i] + max_speed[j]) * time_step
+                    if rel_x * rel_x + rel_y * rel_y >= reach * reach:
+                        continue
+                    if stuck_in[j]:
+                        # The neighbour cannot give way: avoid its chosen velocity all alone.
+                        lx, ly, ldx, ldy, _ = agent_line(
+                            rel_x, rel_y, vx - fixed_vel[j, 0], vy - fixed_vel[j, 1], vx, vy,
+                            hard_r, inv_dt, inv_dt, 1.0 if i < j else -1.0, 0.5)
+                        lx = 2.0 * lx - vx
+                        ly = 2.0 * ly - vy
                     else:
-                        share = shares[k]
-                        vj_x = nbr_vel[k, 0]
-                        vj_y = nbr_vel[k, 1]
-                    lx, ly, ldx, ldy, _ = agent_line(
-                        rel_x, rel_y, vx - vj_x, vy - vj_y, vx, vy, hard_r, inv_dt, inv_dt,
-                        1.0 if i < j else -1.0, share)
-                n = _put(lines, n, lx, ly, ldx, ldy)
-        n_hard = n
-        if responsibility is None:
-            # RVO2's case, compiled without the shares (as fast as before them).
-            n = _agent_lines(lines, n, i, positions, velocities, radius, agent_nbrs, inv_th,
-                             inv_dt, agent_cases, None, None)
-        else:
-            n = _agent_lines(lines, n, i, positions, velocities, radius, agent_nbrs, inv_th,
-                             inv_dt, agent_cases, shares, nbr_vel)
-        fail, rx, ry = linear_program2(lines, n, max_speed[i], prefs[i, 0], prefs[i, 1], False)
-        if fail < n:
+                        if responsibility is None:
+                            share = 0.5
+                            vj_x = velocities[j, 0]
+                            vj_y = velocities[j, 1]
+                        else:
+                            share = shares[k]
+                            vj_x = nbr_vel[k, 0]
+                            vj_y = nbr_vel[k, 1]
+                        lx, ly, ldx, ldy, _ = agent_line(
+                            rel_x, rel_y, vx - vj_x, vy - vj_y, vx, vy, hard_r, inv_dt, inv_dt,
+                            1.0 if i < j else -1.0, share)
+                    n = _put(lines, n, lx, ly, ldx, ldy)
+            n_hard = n
+            if soft is not None:
+                if responsibility is None:
+                    n = _agent_lines_soft(lines, n, i, positions, velocities, radius,
+                                          agent_nbrs, soft, MARGIN_SCALES[level], inv_dt,
+                                          agent_cases, None, None)
+                else:
+                    n = _agent_lines_soft(lines, n, i, positions, velocities, radius,
+                                          agent_nbrs, soft, MARGIN_SCALES[level], inv_dt,
+                                          agent_cases, shares, nbr_vel)
+            elif responsibility is None:
+                # RVO2's case, compiled without the shares (as fast as before them).
+                n = _agent_lines(lines, n, i, positions, velocities, radius, agent_nbrs, inv_th,
+                                 inv_dt, agent_cases, None, None)
+            else:
+                n = _agent_lines(lines, n, i, positions, velocities, radius, agent_nbrs, inv_th,
+                                 inv_dt, agent_cases, shares, nbr_vel)
+            fail, rx, ry = linear_program2(lines, n, max_speed[i], prefs[i, 0], prefs[i, 1],
+                                           False)
+            if fail == n:
+                last = level == n_scales - 1
+                if soft is None or last or _progresses(rx, ry, prefs[i, 0], prefs[i, 1]):
+                    break
+                # Kept, but no way forward: a smaller margin may open one (a gap the discs
+                # pass); if none keeps every half-plane, this answer stands.
+                kept = True
+                kept_x = rx
+                kept_y = ry
+            elif kept:
+                fail = n
+                rx = kept_x
+                ry = kept_y
+                break
+        handled = False
+        if soft is not None:
+            out_of_reach = False
+            if reach_set is not None:
+                out_of_reach = fail < n_reach
+            walker = _avoids_a_walker(i, agent_nbrs, responsibility)
+            if fail < n and not out_of_reach and walker:
+                # No velocity keeps every half-plane, even without margins, beside a
+                # neighbour that does not avoid: the way out that delays the first contact
+                # longest (reach and obstacle lines hard). Among agents that all avoid, the
+                # guard's shared rules below stay (keep-right, second pass, brake).
+                if responsibility is None:
+                    for k in range(k_max):
+                        j = agent_nbrs[i, k]
+                        if j < 0:
+                            break
+                        esc_vel[k, 0] = velocities[j, 0]
+                        esc_vel[k, 1] = velocities[j, 1]
+                    rx, ry, contact = escape_velocity(
+                        i, positions, radius, agent_nbrs, esc_vel, lines, n_obst, max_speed[i],
+                        prefs[i, 0], prefs[i, 1], rx, ry, soft[3], time_step)
+                else:
+                    rx, ry, contact = escape_velocity(
+                        i, positions, radius, agent_nbrs, nbr_vel, lines, n_obst, max_speed[i],
+                        prefs[i, 0], prefs[i, 1], rx, ry, soft[3], time_step)
+                if hard_step_lines and contact < time_step:
+                    stuck_out[i] = True
+                handled = True
+        if fail < n and not handled:
             done = False
             if reach_set is not None and fail < n_obst:
                 if fail < n_reach:
@@ -921,7 +1067,8 @@ def _closing_anyway(positions, velocities, radius, other, own, time_step):
 
 
 @njit(cache=True)
-def brake_conflicts(positions, velocities, radius, agent_nbrs, time_step, active, floor=None):
+def brake_conflicts(positions, velocities, radius, agent_nbrs, time_step, active, floor=None,
+                    steered_pairs_only=False):
     """
     Last resort: brake pairs whose chosen velocities still touch within one time step.
 
@@ -935,6 +1082,8 @@ def brake_conflicts(positions, velocities, radius, agent_nbrs, time_step, active
     times its velocity (``reach_floor``: slower is out of reach within the step), even when
     "stopped"; the rounds end early once none changes (a contact no reachable velocity
     avoids is left as it is).
+    steered_pairs_only : only pairs of two active agents are braked. Beside a neighbour that
+    is not steered here (a person), braking is no way out: the escape chose the velocity.
     """
     n = positions.shape[0]
     k_max = agent_nbrs.shape[1]
@@ -954,6 +1103,8 @@ def brake_conflicts(positions, velocities, radius, agent_nbrs, time_step, active
                 if j < 0:
                     break
                 if not (dirty[i] or dirty[j]) or not (active[i] or active[j]):
+                    continue
+                if steered_pairs_only and not (active[i] and active[j]):
                     continue
                 if not (active[i] and active[j]) and _closing_anyway(
                         positions, velocities, radius, i if active[j] else j,

@@ -241,7 +241,10 @@ def compute_velocities(positions: ArrayLike, velocities: ArrayLike, pref_velocit
                        immovable: Optional[ArrayLike] = None, groups: Optional[ArrayLike] = None,
                        ignore: Optional[ArrayLike] = None, max_accel: Optional[ArrayLike] = None,
                        max_decel: Optional[ArrayLike] = None,
-                       accel_from: Optional[ArrayLike] = None) -> np.ndarray:
+                       accel_from: Optional[ArrayLike] = None,
+                       margin: Optional[ArrayLike] = None,
+                       agent_horizon: Optional[ArrayLike] = None,
+                       neighbor_reach: Optional[ArrayLike] = None) -> np.ndarray:
     """
     ORCA velocities for every agent at once (RVO2's ``computeNewVelocity`` for all agents).
 
@@ -290,6 +293,17 @@ def compute_velocities(positions: ArrayLike, velocities: ArrayLike, pref_velocit
         default) the answer is RVO2's, bit for bit.
     accel_from : (N, 2) [m/s] or None: the velocity the limits are measured from (a robot's
         last command); None: ``velocities``.
+    margin, agent_horizon, neighbor_reach : (N,) or scalar, or None (all three None: RVO2).
+        Margins that yield and the way out (``orca.solve_all``'s ``soft``): ``radius`` is
+        then the contact radius and ``margin`` [m] (default 0) what each agent would like to
+        keep beyond it, given up by halves while the half-planes conflict; a pair looks
+        ``max`` of the two ``agent_horizon`` [s] ahead (default ``time_horizon``: a walker
+        needs a longer one than a slow robot) and counts within ``max`` of the two
+        ``neighbor_reach`` [m] (default ``neighbor_dist``). Where even the contact discs'
+        half-planes conflict, the agent takes the velocity whose first contact comes latest
+        (``escape.escape_velocity``) instead of program 3's compromise, and with the guard,
+        only pairs of two active agents are braked: standing still is no way out from a
+        neighbour that does not avoid.
     Returns (N, 2) float64 new velocities, finite, with |v_i| <= max_speed_i.
     Raises ValueError when an argument is out of range or not finite.
     """
@@ -311,35 +325,70 @@ def compute_velocities(positions: ArrayLike, velocities: ArrayLike, pref_velocit
     responsibility, search_groups, search_ignore = _responsibility(n, weights, immovable,
                                                                    groups, ignore)
     reach_set = _reach_set(n, max_accel, max_decel, accel_from, velocities, time_step)
+    soft = _soft(n, margin, agent_horizon, neighbor_reach, time_horizon, neighbor_dist)
     if obstacles is None:
         obstacles = _no_obstacles()
     out = velocities.copy()
     if n == 0:
         return out
+    search_dist = neighbor_dist if soft is None else float(np.max(soft[2]))
     if search_ignore is None:
-        nbrs = kdtree.agent_neighbors(positions, neighbor_dist, max_neighbors)
+        nbrs = kdtree.agent_neighbors(positions, search_dist, max_neighbors)
     else:
-        nbrs = kdtree.agent_neighbors(positions, neighbor_dist, max_neighbors, search_groups,
+        nbrs = kdtree.agent_neighbors(positions, search_dist, max_neighbors, search_groups,
                                       search_ignore)
-    offsets, edges = obstacles.neighbors(positions, time_horizon_obst * max_speed + radius)
+    obstacle_reach = time_horizon_obst * max_speed + radius
+    if soft is not None:
+        obstacle_reach = obstacle_reach + soft[0]
+    offsets, edges = obstacles.neighbors(positions, obstacle_reach)
     geometry = (positions, velocities, pref_velocities, radius, max_speed, nbrs, offsets, edges,
                 obstacles.point, obstacles.next, obstacles.prev, obstacles.unit_dir,
                 obstacles.convex, time_step, time_horizon, time_horizon_obst, responsibility)
     immovable = None if responsibility is None else responsibility[1]
     stuck = np.zeros(n, bool)
     _solve(geometry, immovable, active, collision_guard, np.zeros(n, bool), out, stuck, out,
-           reach_set)
+           reach_set, soft)
     if collision_guard and np.any(stuck):
         # Second pass: the neighbours of agents that could not give way take it all on.
         near_stuck = np.any(np.where(nbrs >= 0, stuck[nbrs], False), axis=1)
         redo = active & ~stuck & near_stuck
         _solve(geometry, immovable, redo, True, stuck, out.copy(), np.zeros(n, bool), out,
-               reach_set)
-        if reach_set is None:
+               reach_set, soft)
+        floor = None if reach_set is None else reach_set[3]
+        if soft is None and floor is None:
             brake_conflicts(positions, out, radius, nbrs, time_step, active)
+        elif soft is None:
+            brake_conflicts(positions, out, radius, nbrs, time_step, active, floor)
         else:
-            brake_conflicts(positions, out, radius, nbrs, time_step, active, reach_set[3])
+            brake_conflicts(positions, out, radius, nbrs, time_step, active, floor, True)
     return _enforce_limits(out, max_speed)
+
+
+def _soft(n: int, margin: Optional[ArrayLike], agent_horizon: Optional[ArrayLike],
+          neighbor_reach: Optional[ArrayLike], time_horizon: float,
+          neighbor_dist: float) -> Optional[tuple]:
+    """
+    Check the soft-mode arguments of ``compute_velocities``.
+
+    Returns None when all three are None (RVO2), else ``orca.solve_all``'s ``soft``:
+    (margin, horizon, reach, cap) with (N,) float arrays and cap the largest horizon [s].
+    """
+    if margin is None and agent_horizon is None and neighbor_reach is None:
+        return None
+    out = []
+    for name, value, default, lowest in (('margin', margin, 0.0, 0.0),
+                                         ('agent_horizon', agent_horizon, time_horizon, None),
+                                         ('neighbor_reach', neighbor_reach, neighbor_dist,
+                                          None)):
+        arr = np.broadcast_to(np.asarray(default if value is None else value, dtype=float),
+                              (n,))
+        ok = np.isfinite(arr) & ((arr >= 0.0) if lowest is not None else (arr > 0.0))
+        if not np.all(ok):
+            kind = 'non-negative' if lowest is not None else 'positive'
+            raise ValueError(f'{name} must be finite and {kind}, got {arr[~ok][0]!r}')
+        out.append(np.ascontiguousarray(arr))
+    cap = float(np.max(out[1])) if n else float(time_horizon)
+    return out[0], out[1], out[2], cap
 
 
 def _reach_set(n: int, max_accel: Optional[ArrayLike], max_decel: Optional[ArrayLike],
@@ -379,17 +428,19 @@ def _solve(geometry: tuple, immovable: Optional[np.ndarray], active: np.ndarray,
 
     The movable agents avoid the immovable ones' new velocity, so those are planned first.
     """
-    *rest, reach_set = rest
+    *rest, reach_set, soft = rest
     if immovable is None or not np.any(active & immovable):
-        _solve_all(geometry, active, rest, reach_set)
+        _solve_all(geometry, active, rest, reach_set, soft)
     else:
-        _solve_all(geometry, active & immovable, rest, reach_set)
-        _solve_all(geometry, active & ~immovable, rest, reach_set)
+        _solve_all(geometry, active & immovable, rest, reach_set, soft)
+        _solve_all(geometry, active & ~immovable, rest, reach_set, soft)
 
 
-def _solve_all(geometry, active, rest, reach_set):
-    """``orca.solve_all``, without its ``reach_set`` argument when there are no limits."""
-    if reach_set is None:
+def _solve_all(geometry, active, rest, reach_set, soft):
+    """``orca.solve_all``, without its optional arguments where they are not used."""
+    if soft is not None:
+        solve_all(*geometry, active, *rest, reach_set, soft)
+    elif reach_set is None:
         solve_all(*geometry, active, *rest)
     else:
         solve_all(*geometry, active, *rest, reach_set)

@@ -234,7 +234,16 @@ FLEET_PARAMS = (
        'explains (people, unknown robots); moving tracks are avoided where they are going, '
        'the robots taking all the avoiding; published on ~/tracks'),
     _p('person_margin', 0.3, 'double',
-       "Added to a moving track's estimated radius for the robots [m]", range=(0.0, 2.0)),
+       'Margin the robots would like to keep from moving tracks and known people beyond '
+       'their radius [m]; a preference, given up before a robot is left without a move',
+       range=(0.0, 2.0)),
+    _p('person_time_horizon', 5.0, 'double',
+       'Collisions with moving tracks, known people and observed robots that do not avoid '
+       'are avoided this far ahead [s]; a person walking at 1 m/s toward a robot closes at '
+       '2 m/s', range=(0.01, 100.0)),
+    _p('person_neighbor_dist', 10.0, 'double',
+       'Moving tracks, known people and observed robots that do not avoid are looked for this '
+       'far [m]', range=(0.01, 1000.0)),
     _p('track_timeout', 1.0, 'double',
        'A track no scan has seen this long is forgotten [s]', range=(0.1, 10.0)),
     # Maps and routes.
@@ -565,7 +574,8 @@ def resolve(values):
         scan_enabled=params.scan_enabled, obstacle_timeout=params.obstacle_timeout,
         share_obstacles=params.share_obstacles,
         scan_sensor_offset=tuple(params.scan_sensor_offset),
-        person_margin=params.person_margin,
+        person_margin=params.person_margin, person_time_horizon=params.person_time_horizon,
+        person_neighbor_dist=params.person_neighbor_dist,
         people=(PeopleConfig(track_timeout=params.track_timeout)
                 if params.scan_enabled and params.track_people else None))
     navigation = NavigationConfig(

@@ -1,0 +1,156 @@
+"""
+Among people who do not give way: margins that yield, the way out, known people, horizons.
+
+The core's soft mode (``compute_velocities(margin=, agent_horizon=, neighbor_reach=)``) and
+the controller's use of it with known people (``FleetInputs.set_people``). The walkers of the
+crowd episodes are driven by RVO2 itself (pyrvo) and do not see the robot, as in the crowd
+benchmark (benchmarks/bench_crowd.py, docs/crowds.md).
+"""
+
+import numpy as np
+from orca_nav.control import FleetConfig, FleetController, FleetInputs
+from orca_nav.core import compute_velocities
+from orca_nav.core.escape import time_to_contact
+from orca_nav.ros import params
+import pytest
+
+CORE = {'time_step': 0.25, 'neighbor_dist': 10.0, 'max_neighbors': 10, 'time_horizon': 5.0,
+        'time_horizon_obst': 2.0, 'collision_guard': True}
+
+
+def test_time_to_contact_head_on_tangent_and_overlapping():
+    """Contact times of the escape: head-on, a near miss, and an overlap getting out."""
+    assert time_to_contact(2.0, 0.0, -1.0, 0.0, 0.6, 0.25) == pytest.approx(1.4)
+    assert time_to_contact(2.0, 0.61, -1.0, 0.0, 0.6, 0.25) == np.inf
+    assert time_to_contact(2.0, 0.0, 1.0, 0.0, 0.6, 0.25) == np.inf
+    # Overlapping by 0.1 m, separating at 1 m/s: out after the step (0), or not (-0.1).
+    assert time_to_contact(0.5, 0.0, 1.0, 0.0, 0.6, 0.25) == 0.0
+    assert time_to_contact(0.5, 0.0, 0.0, 0.0, 0.6, 0.25) == pytest.approx(-0.1)
+
+
+def _robot_and_walker(**soft):
+    """Solve a robot heading +x and a walker closing head-on from 0.9 m at 1 m/s (no avoiding)."""
+    pos = np.array([[0.0, 0.0], [0.9, 0.02]])
+    vel = np.array([[0.0, 0.0], [-1.0, 0.0]])
+    pref = np.array([[1.0, 0.0], [-1.0, 0.0]])
+    return compute_velocities(pos, vel, pref, 0.3, 1.0, active=[True, False],
+                              immovable=[False, True], **CORE, **soft)
+
+
+def test_a_robot_does_not_stand_in_a_walkers_way():
+    """A walker who never avoids closes head-on: the answer's first contact is long after."""
+    out = _robot_and_walker(margin=[0.0, 0.3])[0]
+    assert time_to_contact(0.9, 0.02, *(np.array([-1.0, 0.0]) - out), 0.6, 0.25) > 5.0
+
+
+def test_rvo2_mode_is_unchanged_without_the_soft_arguments():
+    """No margin, horizon or reach given: the very same answer as before (bits)."""
+    rng = np.random.default_rng(3)
+    pos = rng.uniform(-3, 3, (12, 2))
+    vel = rng.uniform(-1, 1, (12, 2))
+    pref = rng.uniform(-1, 1, (12, 2))
+    a = compute_velocities(pos, vel, pref, 0.3, 1.0, **CORE)
+    b = compute_velocities(pos, vel, pref, 0.3, 1.0, **CORE, margin=None)
+    assert np.array_equal(a, b)
+
+
+def _gap_scene(person_margin):
+    """Drive a robot through a 1.0 m gap between two standing people to its goal beyond."""
+    cfg = FleetConfig.uniform(['r'], radius=0.3, max_speed=1.0, person_margin=person_margin)
+    ctrl = FleetController(cfg)
+    ctrl.set_goal(0, 0.0, 3.0)
+    people = np.array([[-0.8, 1.0], [0.8, 1.0]])  # centres 1.6 m apart: a 1.0 m gap
+    x = np.array([0.0, -1.0])
+    gap = np.inf
+    for k in range(400):
+        t = k * cfg.period
+        inputs = FleetInputs.empty(1)
+        inputs.set_odometry(0, x=x[0], y=x[1], yaw=0.0, time=t)
+        inputs.set_people(people, np.zeros((2, 2)), 0.3, time=t)
+        cmd = ctrl.step(inputs, t).commands[0]
+        x = x + cmd[:2] * cfg.period
+        gap = min(gap, (np.hypot(*(people - x).T) - 0.6).min())
+    return x, gap
+
+
+def test_a_gap_the_true_discs_pass_is_passed_although_the_margin_does_not_fit():
+    """person_margin 0.3 m on both sides leaves no room; it yields and the robot goes through."""
+    x, gap = _gap_scene(0.3)
+    assert np.hypot(*(x - [0.0, 3.0])) < 0.2
+    assert gap > 0.0
+
+
+def test_known_people_that_are_not_plausible_are_refused_and_counted():
+    """NaN, 50 m/s and a zero radius are refused; the plausible person is still avoided."""
+    cfg = FleetConfig.uniform(['r'], radius=0.3, max_speed=1.0)
+    ctrl = FleetController(cfg)
+    ctrl.set_goal(0, 4.0, 0.0)
+    inputs = FleetInputs.empty(1)
+    inputs.set_odometry(0, x=0.0, y=0.0, yaw=0.0, time=0.0)
+    inputs.set_people([[np.nan, 0.0], [1.0, 3.0], [2.0, -3.0], [1.2, 0.0]],
+                      [[0.0, 0.0], [50.0, 0.0], [0.0, 0.0], [-1.0, 0.0]],
+                      [0.3, 0.3, 0.0, 0.3], time=0.0)
+    result = ctrl.step(inputs, 0.0)
+    assert ctrl.people_rejected == 3
+    assert any(robot is None and text.startswith('people:') for robot, text in result.warnings)
+    assert np.isfinite(result.commands).all()
+    # The walker straight ahead is not driven into.
+    assert result.commands[0, 0] < 0.5 or abs(result.commands[0, 1]) > 0.3
+
+
+def _crowd_episode(seed, n_humans=5, period=0.25):
+    """One circle-crossing episode (radius 4 m); returns (outcome, closest gap [m])."""
+    pyrvo = pytest.importorskip('pyrvo')
+    rng = np.random.RandomState(seed)
+    humans = []
+    while len(humans) < n_humans:
+        a = rng.random_sample() * 2 * np.pi
+        p = np.array([4 * np.cos(a), 4 * np.sin(a)]) + rng.random_sample(2) - 0.5
+        if all(np.hypot(*(p - q)) > 0.8 and np.hypot(*(p + q)) > 0.8 for q in humans) and \
+                min(np.hypot(*(p - [0, -4])), np.hypot(*(p - [0, 4]))) > 0.8:
+            humans.append(p)
+    hp = np.array(humans)
+    goals, hv = -hp, np.zeros_like(hp)
+    values = params.defaults(['r'])
+    values.update(radius=0.3, max_speed=1.0, rate=1.0 / period)
+    assert params.validate(values) is None
+    settings = params.resolve(values)  # the node's defaults
+    ctrl = FleetController(settings.fleet, settings.navigation)
+    ctrl.set_goal(0, 0.0, 4.0)
+    x, v, gap = np.array([0.0, -4.0]), np.zeros(2), np.inf
+    for k in range(int(25 / period)):
+        t = k * period
+        inputs = FleetInputs.empty(1)
+        inputs.set_odometry(0, x=x[0], y=x[1], yaw=0.0, time=t, v_forward=v[0], v_left=v[1])
+        inputs.set_people(hp, hv, 0.3, time=t)
+        cmd = ctrl.step(inputs, t).commands[0, :2]
+        sim = pyrvo.RVOSimulator()
+        sim.set_time_step(period)
+        sim.set_agent_defaults(10, 10, 5, 5, 0.31, 1.0)
+        for h in range(n_humans):
+            sim.add_agent(tuple(hp[h]))
+            sim.set_agent_velocity(h, tuple(hv[h]))
+            d = goals[h] - hp[h]
+            sim.set_agent_pref_velocity(h, tuple(d / max(np.hypot(*d), 1.0)))
+        sim.do_step()
+        nhv = np.array([[sim.get_agent_velocity(h).x, sim.get_agent_velocity(h).y]
+                        for h in range(n_humans)])
+        # Closest approach over the step, relative motion (the benchmark's rule).
+        rel = hp - x
+        d = (nhv - cmd) * period
+        s = np.clip(-(rel * d).sum(1) / np.maximum((d * d).sum(1), 1e-12), 0.0, 1.0)
+        gap = min(gap, (np.hypot(*(rel + s[:, None] * d).T) - 0.6).min())
+        if gap < 0.0:
+            return 'collision', gap
+        x, v, hp, hv = x + cmd * period, cmd, hp + nhv * period, nhv
+        if np.hypot(*(x - [0.0, 4.0])) < 0.3:
+            return 'success', gap
+    return 'timeout', gap
+
+
+# Episodes in which the controller before margins that yield and the escape was hit.
+@pytest.mark.parametrize('seed', [1000, 1005, 1008, 1012, 1014, 1017])
+def test_walkers_that_ignore_the_robot_do_not_touch_it(seed):
+    """Circle crossing with 5 walkers who do not see the robot: it arrives untouched."""
+    outcome, gap = _crowd_episode(seed)
+    assert outcome == 'success', (outcome, gap)
