@@ -101,3 +101,21 @@ def test_robots_namespace_moves_the_robot_topics(context, tmp_path, namespace, p
         assert {f'{prefix}/cmd_vel', f'{prefix}/orca_status', f'{prefix}/orca_route'} <= published
     finally:
         node.destroy_node()
+
+
+def test_people_are_tracked_by_default_where_there_are_scans(context, tmp_path):
+    """track_people follows scan_enabled unless given; given true without scans it is refused."""
+    node = _node(context, tmp_path, '    robots: [robot1]\n    scan_enabled: true\n')
+    try:
+        assert node.get_parameter('track_people').value is True
+        assert node.settings.fleet.people is not None
+    finally:
+        node.destroy_node()
+    node = _node(context, tmp_path, '    robots: [robot1]\n')
+    try:
+        assert node.get_parameter('track_people').value is False
+        assert node.settings.fleet.people is None
+    finally:
+        node.destroy_node()
+    with pytest.raises(ValueError, match='track_people needs scan_enabled'):
+        _node(context, tmp_path, '    robots: [robot1]\n    track_people: true\n')

@@ -65,6 +65,7 @@ class ParamSpec:
     choices: tuple = None
     length: int = None
     read_only: bool = False
+    default_from: str = None  # when not given: the value of this parameter (declared earlier)
 
 
 def _p(name, default, type_, description, **kw):
@@ -230,9 +231,10 @@ FLEET_PARAMS = (
     _p('scan_sensor_offset', [0.0, 0.0, 0.0], 'double_array',
        'Laser pose in the robot body frame [x m, y m, yaw rad]', length=3),
     _p('track_people', False, 'bool',
-       'With scans (experimental): track compact scan clusters that no robot or map wall '
-       'explains (people, unknown robots); moving tracks are avoided where they are going, '
-       'the robots taking all the avoiding; published on ~/tracks'),
+       'Track compact scan clusters that no robot or map wall explains (people, unknown '
+       'robots); moving tracks are avoided where they are going, the robots taking all the '
+       'avoiding; published on ~/tracks. Default: the value of scan_enabled; true needs '
+       'scan_enabled', default_from='scan_enabled'),
     _p('person_margin', 0.3, 'double',
        'Margin the robots would like to keep from moving tracks and known people beyond '
        'their radius [m]; a preference, given up before a robot is left without a move',
@@ -386,6 +388,9 @@ def all_specs(robots, observed_robots=()):
 def defaults(robots=(), observed_robots=()):
     """``{name: default}`` for every parameter of a node with these robots."""
     values = {name: spec.default for name, spec in all_specs(robots, observed_robots)}
+    for spec in FLEET_PARAMS:
+        if spec.default_from:
+            values[spec.name] = values[spec.default_from]
     values['robots'] = list(robots)
     values['observed_robots'] = list(observed_robots)
     return values
@@ -487,6 +492,9 @@ def validate(values):
         return 'avoidance_group must be a group name such as "default", got an empty string'
     if not FRAME_ID.match(values['global_frame']):
         return f'global_frame must be a frame id such as "map", got {values["global_frame"]!r}'
+    if values['track_people'] and not values['scan_enabled']:
+        return ('track_people needs scan_enabled: people are tracked in the laser scans (set '
+                'scan_enabled: true, or track_people: false)')
     return None
 
 
@@ -577,7 +585,7 @@ def resolve(values):
         person_margin=params.person_margin, person_time_horizon=params.person_time_horizon,
         person_neighbor_dist=params.person_neighbor_dist,
         people=(PeopleConfig(track_timeout=params.track_timeout)
-                if params.scan_enabled and params.track_people else None))
+                if params.track_people else None))
     navigation = NavigationConfig(
         route_lookahead=params.route_lookahead, progress_distance=params.progress_distance,
         progress_timeout=params.progress_timeout, route_margin=params.route_margin,
@@ -638,19 +646,22 @@ def descriptor(spec):
     return d
 
 
-def declare_value(spec):
+def declare_value(spec, values=None):
     """
     Value to pass to ``Node.declare_parameter``: the default, or its type for empty lists.
 
     rclpy types a parameter by its default, and an empty list would become a byte array.
+    values : the parameters declared so far, for a spec whose default is another's value.
     """
     if spec.type == 'string_array' and not spec.default:
         from rclpy.parameter import Parameter
         return Parameter.Type.STRING_ARRAY
+    if spec.default_from and values is not None:
+        return values[spec.default_from]
     return spec.default
 
 
-def _declare(node, name, spec):
+def _declare(node, name, spec, values=None):
     """
     Declare one parameter; an empty string list gets the value [] (not "no value").
 
@@ -665,7 +676,7 @@ def _declare(node, name, spec):
     d = descriptor(spec)
     d.name = name
     if not (spec.type == 'string_array' and not spec.default):
-        node.declare_parameter(name, declare_value(spec), d)
+        node.declare_parameter(name, declare_value(spec, values), d)
         return
     read_only = d.read_only
     d.read_only = False
@@ -705,9 +716,10 @@ def declare_and_resolve(node):
         except ParameterUninitializedException:  # a typed list with no value: empty
             return []
 
+    values = {}
     for spec in FLEET_PARAMS:
-        _declare(node, spec.name, spec)
-    values = {spec.name: value(spec.name) for spec in FLEET_PARAMS}
+        _declare(node, spec.name, spec, values)
+        values[spec.name] = value(spec.name)
     values['observed_robots'] = without_commanded(values['robots'], values['observed_robots'])
     for name, spec in all_specs(values['robots'], values['observed_robots']):
         if name not in values:

@@ -90,7 +90,9 @@ def table(specs, prefix=''):
     """Return the markdown table of a tuple of ParamSpec, names prefixed by ``prefix``."""
     lines = ['| ' + ' | '.join(COLUMNS) + ' |', '|' + '---|' * len(COLUMNS)]
     for spec in specs:
-        cells = (code(prefix + spec.name), spec.type, code(format_value(spec.default)),
+        default = (f'= {spec.default_from}' if spec.default_from
+                   else format_value(spec.default))
+        cells = (code(prefix + spec.name), spec.type, code(default),
                  escape(format_limits(spec)), 'yes' if spec.read_only else '',
                  escape(spec.description))
         lines.append('| ' + ' | '.join(cells) + ' |')
