@@ -154,3 +154,28 @@ def test_walkers_that_ignore_the_robot_do_not_touch_it(seed):
     """Circle crossing with 5 walkers who do not see the robot: it arrives untouched."""
     outcome, gap = _crowd_episode(seed)
     assert outcome == 'success', (outcome, gap)
+
+
+def test_each_observed_robot_says_whether_it_avoids_back():
+    """A peer robot (reciprocate true) shares the avoiding; a forklift (false) does not."""
+    values = params.defaults(['r'], ['peer', 'forklift'])
+    values.update({'peer.reciprocate': True})
+    assert params.validate(values) is None
+    cfg = params.resolve(values).fleet
+    assert cfg.reciprocate.tolist()[1:] == [True, False]
+
+    def first_command(other):
+        """Return the robot's command with one observed robot 1.5 m ahead at 0.5 m/s."""
+        inputs = FleetInputs.empty(3)
+        inputs.set_odometry(0, x=0.0, y=0.0, yaw=0.0, time=0.0)
+        far = {1: (50.0, 50.0), 2: (-50.0, 50.0)}
+        for row in (1, 2):
+            x, y = (1.5, 0.0) if row == other else far[row]
+            inputs.set_odometry(row, x=x, y=y, yaw=np.pi, time=0.0, v_forward=0.5)
+        ctrl = FleetController(cfg)
+        ctrl.set_goal(0, 4.0, 0.0)
+        return ctrl.step(inputs, 0.0).commands[0]
+
+    # A head-on robot that avoids back leaves the commanded one half of the sidestep.
+    peer, forklift = first_command(1), first_command(2)
+    assert 0.0 < abs(peer[1]) < abs(forklift[1]), (peer, forklift)

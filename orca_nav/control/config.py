@@ -49,6 +49,9 @@ class FleetConfig:
     avoidance_group: object = None         # (N,) int group ids, rows of ``ignore``' columns
     ignore: object = None                  # (N, G) bool: robot i does not avoid group g
     observed_reciprocate: bool = False     # observed robots run ORCA too (else immovable)
+    # (N,) bool or None: per robot, whether it runs ORCA too (observed rows; commanded rows
+    # are ignored); None: observed_reciprocate for every observed robot.
+    reciprocate: object = None
     lock_time_after_avoid: float = 0.0     # [s] keep a diverted velocity this long; 0 = off
     lock_time_after_clean: float = 0.0     # [s] keep the velocity after a diversion ends
     # Moving things in the scans (control/people.py): a PeopleConfig, or None (off). Only with

@@ -9,8 +9,8 @@ arrays, tick by tick:
 - a priority override (``set_priority``, Unreal's ``OverrideWeightTime``): immovable for a
   while, e.g. a robot carrying a load through a crowd;
 - observed robots (which the node does not command) are immovable unless the fleet says they
-  run ORCA too (``observed_reciprocate``): a robot that does not avoid back must not be
-  trusted with half of the avoiding;
+  run ORCA too (``observed_reciprocate``, or per robot ``reciprocate``): a robot that does not
+  avoid back must not be trusted with half of the avoiding;
 - velocity locks (Unreal's ``LockTimeAfterAvoid`` / ``LockTimeAfterClean``): once a robot had
   to divert (or stops having to), its preferred velocity is its new velocity for the lock
   time, so ORCA keeps it while it stays safe; a lock ends as soon as ORCA must change it (a
@@ -59,7 +59,9 @@ class GiveWay:
     def reciprocates(config) -> np.ndarray:
         """Return (N,) bool: robots that avoid back (ours; observed ones if they run ORCA)."""
         out = np.ones(config.n, bool)
-        out[config.n_controlled:] = config.observed_reciprocate
+        c = config.n_controlled
+        out[c:] = (config.observed_reciprocate if config.reciprocate is None
+                   else np.asarray(config.reciprocate, bool)[c:])
         return out
 
     def core_arguments(self, config, now: float, rows: np.ndarray) -> dict:

@@ -311,6 +311,11 @@ ROBOT_PARAMS = (
     _p('avoidance_group', '', 'string', 'Avoidance group of this robot; empty = the fleet group'),
     _p('groups_to_ignore', [], 'string_array',
        'Groups this robot does not avoid; empty = the fleet list'),
+    _p('reciprocate', False, 'bool',
+       'Observed robots: this one runs ORCA and takes its share of the avoiding (a peer robot '
+       'of another node); false: it does not avoid (a forklift, a robot of another make), the '
+       'commanded robots avoid it fully, looking as far ahead as for people. Default: '
+       'observed_reciprocate', default_from='observed_reciprocate', read_only=True),
 )
 
 FLEET_BY_NAME = {spec.name: spec for spec in FLEET_PARAMS}
@@ -388,9 +393,9 @@ def all_specs(robots, observed_robots=()):
 def defaults(robots=(), observed_robots=()):
     """``{name: default}`` for every parameter of a node with these robots."""
     values = {name: spec.default for name, spec in all_specs(robots, observed_robots)}
-    for spec in FLEET_PARAMS:
+    for name, spec in all_specs(robots, observed_robots):
         if spec.default_from:
-            values[spec.name] = values[spec.default_from]
+            values[name] = values[spec.default_from]
     values['robots'] = list(robots)
     values['observed_robots'] = list(observed_robots)
     return values
@@ -599,6 +604,9 @@ def _give_way(values, names, params):
     group = per_robot(values, names, 'avoidance_group')
     ignored = [list(g) for g in per_robot(values, names, 'groups_to_ignore')]
     out = {'observed_reciprocate': params.observed_reciprocate,
+           'reciprocate': np.array([values.get(robot_param_name(r, 'reciprocate'),
+                                               params.observed_reciprocate) for r in names],
+                                   bool),
            'lock_time_after_avoid': params.lock_time_after_avoid,
            'lock_time_after_clean': params.lock_time_after_clean}
     if np.any(weights != 0.5):
@@ -723,7 +731,7 @@ def declare_and_resolve(node):
     values['observed_robots'] = without_commanded(values['robots'], values['observed_robots'])
     for name, spec in all_specs(values['robots'], values['observed_robots']):
         if name not in values:
-            _declare(node, name, spec)
+            _declare(node, name, spec, values)
             values[name] = value(name)
     error = validate(values)
     if error:
