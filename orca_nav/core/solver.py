@@ -296,7 +296,7 @@ def compute_velocities(positions: ArrayLike, velocities: ArrayLike, pref_velocit
     margin, agent_horizon, neighbor_reach : (N,) or scalar, or None (all three None: RVO2).
         Margins that yield and the way out (``orca.solve_all``'s ``soft``): ``radius`` is
         then the contact radius and ``margin`` [m] (default 0) what each agent would like to
-        keep beyond it, given up by halves while the half-planes conflict; a pair looks
+        keep beyond it, given up in steps while the half-planes conflict; a pair looks
         ``max`` of the two ``agent_horizon`` [s] ahead (default ``time_horizon``: a walker
         needs a longer one than a slow robot) and counts within ``max`` of the two
         ``neighbor_reach`` [m] (default ``neighbor_dist``). Where even the contact discs'
