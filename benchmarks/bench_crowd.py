@@ -271,6 +271,7 @@ class OrcaNavRobot:
         self.radii = np.full(len(case.human_start), HUMAN_RADIUS)
         self.beams = -np.pi + 2.0 * np.pi / LIDAR_BEAMS * np.arange(LIDAR_BEAMS)
         self.rng = np.random.default_rng(case.case)
+        self.state = None  # the controller's state of the robot after the last step
 
     def act(self, now, pose, twist, hp, hv):
         """Return the body-frame command (vx, vy, wz) for robot pose (x, y, yaw) at ``now``."""
@@ -289,6 +290,7 @@ class OrcaNavRobot:
             self.inputs.scans = [ScanInput(0, ranges, -np.pi, 2.0 * np.pi / LIDAR_BEAMS,
                                            LIDAR_RANGE_MIN, LIDAR_RANGE, now)]
         result = self.ctrl.step(self.inputs, now)
+        self.state = str(result.states[0])
         return result.commands[0].copy()
 
     def close(self):
@@ -394,6 +396,8 @@ def run_episode(case, config):
                           'robot': [round(rp[0], 3), round(rp[1], 3), round(yaw, 3)],
                           'goal_distance': round(math.hypot(*(goal - rp)), 3),
                           'nearest': _nearest(hp, hv, rp, new_rv, gaps) if h else None}
+                if robot is not None:
+                    detail['state'] = robot.state
             rp[:] = (x1, y1)
             yaw = math.atan2(math.sin(yaw1), math.cos(yaw1))
             rv = new_rv
