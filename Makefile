@@ -66,6 +66,7 @@ bench: venv-test
 	PYTHONPATH=$(CURDIR) $(PY) -m benchmarks.bench_node --fleets 50 --scan-beams 360
 	PYTHONPATH=$(CURDIR) $(PY) -m benchmarks.bench_routes
 	PYTHONPATH=$(CURDIR) $(PY) -m benchmarks.bench_node --fleets 100 --map --repeats 2
+	PYTHONPATH=$(CURDIR) $(PY) -m benchmarks.bench_crowd --robot orca_nav
 
 clean:
 	rm -rf .colcon build install log .pytest_cache .hypothesis

@@ -117,41 +117,41 @@ def generate_case(case, humans=5, scenario='circle'):
     rng = np.random.RandomState(TEST_SEED_OFFSET + case)
     robot_start = np.array([0.0, -CIRCLE_RADIUS])
     robot_goal = np.array([0.0, CIRCLE_RADIUS])
-    pos, goal = [robot_start], [robot_goal]
+    pos, goal = np.empty((humans + 1, 2)), np.empty((humans + 1, 2))
+    pos[0], goal[0] = robot_start, robot_goal
     keep_out = HUMAN_RADIUS + ROBOT_RADIUS + DISCOMFORT_DIST
 
-    def near(p, points):
-        return any(math.hypot(p[0] - q[0], p[1] - q[1]) < keep_out for q in points)
+    def near(x, y, points):
+        return bool((np.hypot(points[:, 0] - x, points[:, 1] - y) < keep_out).any())
 
-    for _ in range(humans):
+    for n in range(1, humans + 1):
         if scenario == 'circle':
             while True:
                 angle = rng.random_sample() * np.pi * 2
                 nx = (rng.random_sample() - 0.5) * HUMAN_V_PREF
                 ny = (rng.random_sample() - 0.5) * HUMAN_V_PREF
-                p = np.array([CIRCLE_RADIUS * np.cos(angle) + nx,
-                              CIRCLE_RADIUS * np.sin(angle) + ny])
-                if not (near(p, pos) or near(p, goal)):
+                x = CIRCLE_RADIUS * np.cos(angle) + nx
+                y = CIRCLE_RADIUS * np.sin(angle) + ny
+                if not (near(x, y, pos[:n]) or near(x, y, goal[:n])):
                     break
-            g = -p
+            pos[n], goal[n] = (x, y), (-x, -y)
         elif scenario == 'square':
             sign = -1 if rng.random_sample() > 0.5 else 1
             while True:
-                p = np.array([rng.random_sample() * SQUARE_WIDTH * 0.5 * sign,
-                              (rng.random_sample() - 0.5) * SQUARE_WIDTH])
-                if not near(p, pos):
+                x = rng.random_sample() * SQUARE_WIDTH * 0.5 * sign
+                y = (rng.random_sample() - 0.5) * SQUARE_WIDTH
+                if not near(x, y, pos[:n]):
                     break
+            pos[n] = x, y
             while True:
-                g = np.array([rng.random_sample() * SQUARE_WIDTH * 0.5 * -sign,
-                              (rng.random_sample() - 0.5) * SQUARE_WIDTH])
-                if not near(g, goal):
+                x = rng.random_sample() * SQUARE_WIDTH * 0.5 * -sign
+                y = (rng.random_sample() - 0.5) * SQUARE_WIDTH
+                if not near(x, y, goal[:n]):
                     break
+            goal[n] = x, y
         else:
             raise ValueError(f'unknown scenario {scenario!r}')
-        pos.append(p)
-        goal.append(g)
-    return CrowdCase(case, robot_start, robot_goal, np.array(pos[1:]).reshape(-1, 2),
-                     np.array(goal[1:]).reshape(-1, 2))
+    return CrowdCase(case, robot_start, robot_goal, pos[1:].copy(), goal[1:].copy())
 
 
 def crossing_gaps(rel_pos, rel_vel, dt, radius_sum):
