@@ -401,8 +401,8 @@ def test_safety_margin_grows_the_planning_radius_only():
         inputs.set_odometry(1, x=1.2, y=0.1, yaw=math.pi, time=0.0, v_forward=0.5)
         return ctrl, inputs
     margin, margin_inputs = pair(radius=0.2, safety_margin=0.1)
-    grown, grown_inputs = pair(radius=0.3)
-    plain, plain_inputs = pair(radius=0.2)
+    grown, grown_inputs = pair(radius=0.3, safety_margin=0.0)
+    plain, plain_inputs = pair(radius=0.2, safety_margin=0.0)
     cmd = margin.step(margin_inputs, 0.0).commands
     np.testing.assert_allclose(cmd, grown.step(grown_inputs, 0.0).commands, atol=1e-12)
     assert not np.allclose(cmd, plain.step(plain_inputs, 0.0).commands)

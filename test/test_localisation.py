@@ -147,6 +147,9 @@ def passing_distance(sigma, **knobs):
 
     b is observed (does not move): a avoids it fully. Returns the smallest centre distance.
     """
+    # An ideal loop, and b looked for as far ahead as a robot (the slack measured here).
+    knobs = {'safety_margin': 0.0, 'latency_compensation': False, 'person_time_horizon': 2.0,
+             **knobs}
     cfg = FleetConfig.uniform(['a', 'b'], n_controlled=1, radius=0.2, max_speed=0.5, **knobs)
     ctrl = FleetController(cfg)
     ctrl.set_goal(0, 2.0, 0.0)

@@ -1,5 +1,9 @@
 """Tests of orca_nav.params: the table, the pure validator and the resolver (no ROS node)."""
 
+import dataclasses
+
+import numpy as np
+from orca_nav.control.config import FleetConfig
 from orca_nav.ros import params as P
 import pytest
 
@@ -121,3 +125,14 @@ def test_safety_margin_per_robot_negative_is_the_fleet_value_and_zero_is_zero():
     assert fleet.radius.tolist() == [0.2, 0.2, 0.2]       # the true radii
     assert fleet.planning_radius.tolist() == pytest.approx([0.28, 0.2, 0.4])
     assert fleet.max_coordinate == 1e5
+
+
+def test_a_fleet_config_built_without_ros_has_the_nodes_defaults():
+    """Every FleetConfig default equals what the node resolves from its default parameters."""
+    node = P.resolve(P.defaults(['a'])).fleet
+    plain = FleetConfig.uniform(['a'])
+    for f in dataclasses.fields(FleetConfig):
+        if f.default is dataclasses.MISSING or f.name in ('reciprocate', 'pose_source'):
+            continue  # required, or None for "as the fleet value" (resolved per robot)
+        ours, theirs = getattr(plain, f.name), getattr(node, f.name)
+        assert np.all(np.asarray(ours) == np.asarray(theirs)), (f.name, ours, theirs)

@@ -11,6 +11,8 @@ class FleetConfig:
     Resolved settings of a fleet: N robots, the commanded ones first (rows 0..C-1).
 
     Per-robot arrays have one row per robot (commanded, then observed); scalars apply to all.
+    The defaults are the node's (test/test_params.py holds them to the parameter table), so
+    a controller built without ROS is the one the node runs.
     """
 
     names: tuple                   # (N,) robot names
@@ -37,13 +39,12 @@ class FleetConfig:
     share_obstacles: bool = False
     scan_sensor_offset: tuple = (0.0, 0.0, 0.0)  # laser pose in the body frame [m, m, rad]
     # (N,) or scalar [m]: planning grows every radius by it (ORCA discs, route clearance);
-    # contact is still judged on ``radius``. 0 here; the node's parameter defaults to 0.05 m.
-    safety_margin: object = 0.0
+    # contact is still judged on ``radius``.
+    safety_margin: object = 0.05
     max_coordinate: float = 1e5            # [m] larger |x| or |y|: pose or goal refused
     # Plan from each pose moved on from its odometry stamp to now + period (its twist, then
-    # the commands sent since). Off here (an ideal loop, commands in effect at once); the
-    # node's parameter defaults to true.
-    latency_compensation: bool = False
+    # the commands sent since); false: an ideal loop, commands in effect at once.
+    latency_compensation: bool = True
     # Who gives way (see control/giveway.py and docs/core.md). None: RVO2's half-half.
     avoidance_weight: object = None        # (N,) in [0, 1]; 1 keeps its course
     avoidance_group: object = None         # (N,) int group ids, rows of ``ignore``' columns

@@ -357,12 +357,13 @@ class FleetController:
                                      known_people.at(inputs.people_time, now + lead)]),
                      np.concatenate([moving.velocity, known_people.velocity]),
                      np.concatenate([moving.radius, known_people.radius]))
-            # The margin from who does not avoid is a preference (it yields before a robot is
-            # left without a move); such agents are looked for as far ahead as a walker's
-            # speed needs. Between our robots safety_margin stays part of the disc: with
+            # The margin from who does not avoid (person_margin from people, safety_margin
+            # from an observed robot) is a preference (it yields before a robot is left
+            # without a move); such agents are looked for as far ahead as a walker's speed
+            # needs. Between our robots safety_margin stays part of the disc: with
             # acceleration limits, robots whose margins yielded touched (two_rooms, 0.02 m).
             yields = ~self.give_way.reciprocates(cfg)
-            margin = np.where(yields, cfg.person_margin, 0.0)
+            margin = np.where(yields, cfg.safety_margin, 0.0)
             horizon = np.where(yields, cfg.person_time_horizon, cfg.time_horizon)
             reach = np.where(yields, cfg.person_neighbor_dist, cfg.neighbor_dist)
 
