@@ -22,6 +22,7 @@ import time
 
 from geometry_msgs.msg import Twist
 from nav_msgs.msg import Odometry
+from orca_nav.control.planning import PlanningWorker
 from orca_nav.ros import messages
 from orca_nav.ros.outputs import LATCHED_QOS
 from orca_nav.sim.processes import Child, child_env
@@ -179,3 +180,22 @@ def test_a_failed_start_gives_its_reason_without_a_traceback(tmp_path):
     text = Path(child.log_path).read_text()
     assert code == 1 and 'FATAL' in text and 'topic length should not exceed' in text, text
     assert 'Traceback' not in text, text
+
+
+def test_planning_worker_process_ignores_ctrl_c(capfd):
+    """Ctrl-C reaches the worker too: it printed a KeyboardInterrupt traceback and died."""
+    # As in the node's process, SIGINT is handled here, not ignored (a shell may have started
+    # the tests with it ignored, and the worker would inherit that).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    worker = PlanningWorker()
+    try:
+        pid = worker._pool().submit(os.getpid).result(timeout=120.0)
+        assert pid != os.getpid()
+        os.kill(pid, signal.SIGINT)
+        time.sleep(0.5)
+        assert worker._pool().submit(os.getpid).result(timeout=30.0) == pid
+    finally:
+        worker.close()
+        signal.signal(signal.SIGINT, previous)
+    err = capfd.readouterr().err
+    assert 'KeyboardInterrupt' not in err and 'Traceback' not in err, err
