@@ -424,8 +424,8 @@ def _report(args, scenario, drive, monitor, out, status, failure, t_goals, truth
     """
     Metrics table, picture and final status of a run; returns (status, JSON record).
 
-    Interrupted (Ctrl-C), an attached demo does not wait for the simulator's next ground-truth
-    save: ros2 launch gives its processes 5 s before SIGTERM.
+    Interrupted (Ctrl-C), an attached demo neither waits for the simulator's next ground-truth
+    save nor draws the picture: ros2 launch gives its processes 5 s before SIGTERM.
     """
     if t_goals is None:
         status = status if status is not None else EXIT_ERROR
@@ -444,7 +444,10 @@ def _report(args, scenario, drive, monitor, out, status, failure, t_goals, truth
     title = (f'{scenario.name}: {metrics["robots"]} {drive} robots{_walkers(scenario)}, '
              f'arrived {metrics["arrived"]}/{metrics["robots"]}, collisions '
              f'{metrics["collisions"]}, min separation {metrics["min_separation"]:.2f} m')
-    print(f'trajectories: {plot_run(scenario, poses, metrics, out, title, monitor.routes)}')
+    if interrupted and args.attach:  # ros2 launch allows 5 s after Ctrl-C: no time to draw
+        print('trajectories: not drawn (interrupted)')
+    else:
+        print(f'trajectories: {plot_run(scenario, poses, metrics, out, title, monitor.routes)}')
     if status is None:
         status = (EXIT_COLLISION if metrics['collisions'] else
                   EXIT_OK if metrics['arrived'] == metrics['robots'] else EXIT_TIMEOUT)
