@@ -12,8 +12,12 @@ orca_nav for a fleet: one node for every robot (central) or one node per robot (
 
 The arguments (orca_nav.ros.fleet.LAUNCH_ARGUMENTS) are turned into node settings by
 orca_nav.ros.fleet.plan_launch (plain, tested Python), which refuses with the reason whatever
-the nodes would refuse; this file only declares the arguments and wires the answer into
-launch_ros actions. orca_nav_decentralised.launch.py includes it with layout:=decentralised.
+the nodes would refuse, and any argument name it does not know (robts:=, drve:=); this file
+only declares the arguments and wires the answer into launch_ros actions.
+orca_nav_decentralised.launch.py uses its launch_description with the decentralised layout.
+
+To include this file from your own launch file (which has arguments of its own), give it its
+arguments in a GroupAction(..., forwarding=False): it refuses the names it does not know.
 """
 
 import os
@@ -21,9 +25,8 @@ import os
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, GroupAction, OpaqueFunction
-from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
-from orca_nav.ros.fleet import LAUNCH_ARGUMENTS, LAYOUTS, node_failure, plan_launch
+from orca_nav.ros.fleet import launch_arguments, LAYOUTS, node_failure, plan_launch
 try:
     from launch_ros.actions import PushROSNamespace
 except ImportError:  # Humble and Iron spell it PushRosNamespace
@@ -42,11 +45,14 @@ def _default_params_file():
     return os.path.join(get_package_share_directory('orca_nav'), 'config', 'orca_nav.yaml')
 
 
-def _nodes(context):
-    args = {name: LaunchConfiguration(name).perform(context) for name, _, _ in LAUNCH_ARGUMENTS}
+def _nodes(context, layout=None, launch_file='orca_nav.launch.py'):
+    # Every name:=value given, declared or not: a misspelt argument name is refused (with the
+    # nearest one), not ignored with its default used.
+    args = dict(context.launch_configurations)
     # FleetError: the launch fails with the reason, before anything starts.
-    plans = plan_launch(args, default_params_file=_default_params_file())
-    if args['layout'] == 'central':
+    plans = plan_launch(args, default_params_file=_default_params_file(), layout=layout,
+                        launch_file=launch_file)
+    if (layout or args.get('layout', 'central')) == 'central':
         return [Node(package='orca_nav', executable='orca_nav_node', name=p.name,
                      namespace=p.namespace or None, output='screen', parameters=p.parameters,
                      arguments=p.arguments, on_exit=_on_node_exit) for p in plans]
@@ -57,13 +63,24 @@ def _nodes(context):
     ]) for p in plans]
 
 
-def generate_launch_description():
-    """Declare the arguments; the nodes are built once their values are known."""
+def launch_description(layout=None, launch_file='orca_nav.launch.py'):
+    """
+    Declare the arguments (of ``layout``'s file; None: every layout); nodes follow their values.
+
+    orca_nav_decentralised.launch.py calls this with layout='decentralised': it declares no
+    ``layout`` argument and refuses ``layout:=central``.
+    """
     default_params = _default_params_file()
     declared = []
-    for name, default, description in LAUNCH_ARGUMENTS:
+    for name, default, description in launch_arguments(layout):
         extra = {'choices': list(LAYOUTS)} if name == 'layout' else {}
         declared.append(DeclareLaunchArgument(
             name, default_value=default_params if default is None else default,
             description=description, **extra))
-    return LaunchDescription(declared + [OpaqueFunction(function=_nodes)])
+    return LaunchDescription(declared + [OpaqueFunction(
+        function=_nodes, kwargs={'layout': layout, 'launch_file': launch_file})])
+
+
+def generate_launch_description():
+    """Declare the arguments; the nodes are built once their values are known."""
+    return launch_description()

@@ -8,22 +8,24 @@ orca_nav, decentralised layout: one node per robot, in the robot's namespace.
 
 Node /<r>/orca_nav commands robot r and watches the other robots' odometry (observed_robots),
 as when every robot runs its own node on its own computer and shares odometry over DDS. This is
-orca_nav.launch.py with layout:=decentralised; every argument of that file applies here.
+orca_nav.launch.py with its layout fixed to decentralised: every argument of that file applies
+here except layout (layout:=central is refused) and the central layout's nodes and local_nodes.
 """
 
+import importlib.util
 import os
 
-from ament_index_python.packages import get_package_share_directory
-from launch import LaunchDescription
-from launch.actions import IncludeLaunchDescription
-from launch.launch_description_sources import PythonLaunchDescriptionSource
+
+def _central_launch_file():
+    """orca_nav.launch.py, loaded from this file's folder (the installed share/launch)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'orca_nav.launch.py')
+    spec = importlib.util.spec_from_file_location('orca_nav_launch', path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def generate_launch_description():
-    """Include orca_nav.launch.py with layout:=decentralised."""
-    central = os.path.join(get_package_share_directory('orca_nav'), 'launch',
-                           'orca_nav.launch.py')
-    return LaunchDescription([
-        IncludeLaunchDescription(PythonLaunchDescriptionSource(central),
-                                 launch_arguments={'layout': 'decentralised'}.items()),
-    ])
+    """orca_nav.launch.py's arguments without layout, with the decentralised layout fixed."""
+    return _central_launch_file().launch_description(
+        layout='decentralised', launch_file='orca_nav_decentralised.launch.py')

@@ -22,13 +22,17 @@ from orca_nav.sim.processes import GOAL_TOLERANCE, launch_plan, SAFETY_MARGIN
 
 def _on_demo_exit(event, context):
     """Stop everything once the demo has reported; fail the launch if the demo failed."""
-    failure = fleet.demo_failure(event.returncode)
+    # Ctrl-C (the demo exits 130) or the launch shutting down is no failure.
+    failure = fleet.demo_failure(event.returncode, getattr(context, 'is_shutdown', False))
     if failure:
         raise RuntimeError(failure)  # launch shuts everything down and exits with 1
     return Shutdown(reason='orca_nav_demo has reported')
 
 
-def _nodes(context):
+def _nodes(context, known):
+    # Every name:=value given, declared or not: refuse a misspelt name (drve:=).
+    fleet.check_launch_arguments(context.launch_configurations, known, 'sim_demo.launch.py')
+
     def arg(name):
         return LaunchConfiguration(name).perform(context)
 
@@ -56,7 +60,7 @@ def _nodes(context):
 
 def generate_launch_description():
     """Declare the arguments; the nodes are built once their values are known."""
-    return LaunchDescription([
+    declared = [
         DeclareLaunchArgument('scenario', default_value='circle',
                               description='Scenario name (a file of config/scenarios: circle, '
                                           'blocks, warehouse, office, ...) or path to a '
@@ -81,5 +85,7 @@ def generate_launch_description():
                                           'none = no file'),
         DeclareLaunchArgument('out', default_value='out/sim_demo.png',
                               description='Where orca_nav_demo writes the trajectory PNG'),
-        OpaqueFunction(function=_nodes),
-    ])
+    ]
+    known = [a.name for a in declared]
+    return LaunchDescription(declared + [OpaqueFunction(function=_nodes,
+                                                        kwargs={'known': known})])

@@ -27,6 +27,21 @@ CONFIG = Path(__file__).resolve().parents[1] / 'config' / 'orca_nav.yaml'
 EXAMPLE = Path(__file__).resolve().parents[1] / 'config' / 'examples' / 'mixed_fleet.yaml'
 
 
+class RecordingNode(Node):
+    """launch_ros's Node that keeps the name it was given (its constructor's public name=)."""
+
+    def __init__(self, **kwargs):
+        """Build the Node; keep ``name``."""
+        super().__init__(**kwargs)
+        self.given_name = kwargs.get('name')
+
+
+@pytest.fixture
+def recording(monkeypatch):
+    """Launch files loaded during the test build RecordingNode actions."""
+    monkeypatch.setattr(launch_ros.actions, 'Node', RecordingNode)
+
+
 def _expand(name, **given):
     """Evaluate a launch file's OpaqueFunction with its defaults and ``given``."""
     ld = get_launch_description_from_python_launch_file(str(LAUNCH / name))
@@ -71,14 +86,14 @@ def test_decentralised_layout_starts_one_group_per_robot():
     assert len(actions) == 1
 
 
-def test_nodes_argument_starts_one_named_node_per_share():
+def test_nodes_argument_starts_one_named_node_per_share(recording):
     """nodes:=3: three Node actions named orca_nav_0..2, local_nodes:=1 only the second."""
     actions = _expand('orca_nav.launch.py', robots='robot1..robot7', nodes='3')
     assert len(actions) == 3 and all(isinstance(a, Node) for a in actions)
-    assert [a._Node__node_name for a in actions] == ['orca_nav_0', 'orca_nav_1', 'orca_nav_2']
+    assert [a.given_name for a in actions] == ['orca_nav_0', 'orca_nav_1', 'orca_nav_2']
     (action,) = _expand('orca_nav.launch.py', robots='robot1..robot7', nodes='3',
                         local_nodes='1')
-    assert action._Node__node_name == 'orca_nav_1'
+    assert action.given_name == 'orca_nav_1'
     with pytest.raises(fleet.FleetError, match='more nodes than robots'):
         _expand('orca_nav.launch.py', robots='robot1..robot2', nodes='3')
 
@@ -101,18 +116,28 @@ def test_drive_argument_reaches_every_robot_of_a_file_with_overrides():
     assert plans[0].parameters[-1]['robot2.drive'] == ''
 
 
-def test_decentralised_file_includes_the_main_one_with_its_layout():
-    """orca_nav_decentralised.launch.py is orca_nav.launch.py with layout:=decentralised."""
-    from launch.actions import IncludeLaunchDescription
+def test_decentralised_file_declares_no_layout_and_refuses_central():
+    """--show-args of orca_nav_decentralised.launch.py lists no layout; layout:=central fails."""
     ld = get_launch_description_from_python_launch_file(
         str(LAUNCH / 'orca_nav_decentralised.launch.py'))
-    (include,) = [e for e in ld.entities if isinstance(e, IncludeLaunchDescription)]
+    names = [a.name for a in ld.get_launch_arguments()]
+    assert names == [name for name, _, _ in fleet.launch_arguments('decentralised')]
+    assert 'layout' not in names and 'robots' in names
+    actions = _expand('orca_nav_decentralised.launch.py', robots='robot1..robot3')
+    assert len(actions) == 3 and all(isinstance(a, GroupAction) for a in actions)
+    with pytest.raises(fleet.FleetError, match='layout:=central is for orca_nav.launch.py'):
+        _expand('orca_nav_decentralised.launch.py', robots='robot1..robot3', layout='central')
 
-    def text(value):
-        return value if isinstance(value, str) else ''.join(
-            s.perform(LaunchContext()) for s in value)
-    assert {text(k): text(v) for k, v in include.launch_arguments} == {
-        'layout': 'decentralised'}
+
+@pytest.mark.parametrize('launch_file, given, hint', [
+    ('orca_nav.launch.py', {'robts': 'robot1,robot2'}, 'robots'),
+    ('orca_nav.launch.py', {'use_sim_tme': 'true'}, 'use_sim_time'),
+    ('sim_demo.launch.py', {'drve': 'differential'}, 'drive'),
+])
+def test_a_misspelt_argument_name_fails_the_launch(launch_file, given, hint):
+    """Every given name:=value reaches the check, not only the declared ones."""
+    with pytest.raises(fleet.FleetError, match=f'did you mean {hint}:='):
+        _expand(launch_file, **given)
 
 
 def test_sim_demo_refuses_bad_arguments_and_fails_with_the_demo():

@@ -14,6 +14,7 @@ runs each job at once, in this process; the functions below then simply run here
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 import multiprocessing
 import os
+import signal
 
 from orca_nav.core.routes import RoutePlanner
 
@@ -27,8 +28,11 @@ WORKER_NICENESS = 10
 
 
 def _lower_priority():
-    """Worker process initializer: be nice to the control process."""
+    """Worker process initializer: be nice to the control process; leave Ctrl-C to it."""
     os.nice(WORKER_NICENESS)
+    # Ctrl-C reaches every process of the terminal's group: the node stops its worker itself
+    # (a KeyboardInterrupt here would only print a traceback, or fail a plan under way).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def prepare_map(map_id, grid, clearances):

@@ -33,8 +33,10 @@ Example::
 """
 
 from dataclasses import dataclass, field
+import difflib
 from pathlib import Path
 import re
+import signal
 import tempfile
 
 from orca_nav.ros import params as P
@@ -97,6 +99,10 @@ LAUNCH_ARGUMENTS = (
      'server); default = as in the params file'),
     ('log_level', 'info', 'Log level of the node(s): ' + ', '.join(LOG_LEVELS)),
 )
+# Launch configurations that launch and launch_ros set themselves (ros2 launch --launch-prefix,
+# PushROSNamespace, SetRemap, SetParameter, ...): not arguments a user misspelt.
+LAUNCH_OWN_CONFIGURATIONS = ('launch-prefix', 'launch-prefix-filter', 'ros_namespace',
+                             'ros_remaps', 'global_params', 'emulate_tty')
 
 
 class FleetError(ValueError):
@@ -343,6 +349,61 @@ def check_split_params_file(path, node_name, namespace, count):
                          "under each node's name")
 
 
+def _sections(data, path=()):
+    """Yield (key as written, node path tokens, ros__parameters) of every section of a file."""
+    for key, value in data.items():
+        if not isinstance(value, dict):
+            continue
+        tokens = path + tuple(t for t in str(key).split('/') if t)
+        if 'ros__parameters' in value:
+            written = ': '.join(list(path) + [str(key)]) + ':' if path else str(key)
+            yield written, tokens, value['ros__parameters'] or {}
+        else:
+            yield from _sections(value, tokens)
+
+
+def _reaches(tokens, full_name):
+    """Whether a section's node path (``**`` any tokens, ``*`` one) matches a node's full name."""
+    pattern = ''.join('(/[^/]+)*' if t == '**' else '/[^/]+' if t == '*' else '/' + re.escape(t)
+                      for t in tokens)
+    return re.fullmatch(pattern, full_name) is not None
+
+
+def _fleet_nodes(layout, ns, names, node_name, count):
+    """Full names of every node of the fleet, on every computer."""
+    if layout == 'central':
+        return ['/' + _join(ns, n) for n in split_node_names(node_name, count)]
+    return ['/' + _join(ns, r, node_name) for r in names]
+
+
+def _node_named_sections(path, node_name):
+    """Yield (key, ros__parameters) of the sections of a file for the node (or a split one)."""
+    own = re.compile(rf'{re.escape(node_name)}(_\d+)?')
+    for key, tokens, section in _sections(_load_params_file(path)):
+        if tokens and own.fullmatch(tokens[-1]):
+            yield key, section
+
+
+def check_sections_reach(path, node_name, full_names):
+    """
+    Refuse a params file whose sections for the node (by name) reach none of the fleet's nodes.
+
+    ``full_names``: every node of the fleet (``/robot1/orca_nav``, ...), on every computer. A
+    bare ``orca_nav:`` reaches only ``/orca_nav`` (measured), so with a namespace (the
+    decentralised layout, ``namespace:=fleet``) ROS 2 would drop its parameters silently and
+    the robots would run with the defaults.
+    """
+    own = re.compile(rf'{re.escape(node_name)}(_\d+)?')
+    for key, tokens, _ in _sections(_load_params_file(path)):
+        if not tokens or not own.fullmatch(tokens[-1]):
+            continue
+        if not any(_reaches(tokens, name) for name in full_names):
+            nodes = full_names[0] + (f' .. {full_names[-1]}' if len(full_names) > 1 else '')
+            raise FleetError(f'{path}: section {key!r} reaches no node of this launch (the nodes '
+                             f'are {nodes}) and ROS 2 would drop its parameters silently: put '
+                             f"them under '/**/{node_name}:' or '/**:'")
+
+
 def _spec(name):
     """Return the ParamSpec of a fleet or per-robot parameter name, or None."""
     if name in P.FLEET_BY_NAME:
@@ -461,6 +522,15 @@ def plan_nodes(layout, robots='', params_file=None, node_name=NODE_NAME, namespa
     if not names:
         file_values = read_params_file(params_file, node_name, ns) if params_file else {}
         names = parse_robots(overrides.get('robots') or file_values.get('robots') or [])
+    count = nodes if isinstance(nodes, int) else parse_node_count(nodes)
+    if not names and params_file:
+        # The file's robots are in a section that reaches none of the nodes: say so.
+        stray = [v['robots'] for _, v in _node_named_sections(params_file, node_name)
+                 if v.get('robots')]
+        if stray:
+            check_sections_reach(params_file, node_name,
+                                 _fleet_nodes(layout, ns, parse_robots(stray[0]), node_name,
+                                              count))
     if not names:
         raise FleetError('no robots: give the robots launch argument (e.g. robots:=robot1,robot2)'
                          ' or a robots list in the params file')
@@ -470,7 +540,6 @@ def plan_nodes(layout, robots='', params_file=None, node_name=NODE_NAME, namespa
     strangers = [r for r in local if r not in names]
     if strangers:
         raise FleetError(f'local_robots {strangers} are not in the fleet {names}')
-    count = nodes if isinstance(nodes, int) else parse_node_count(nodes)
     if count < 1:
         raise FleetError(f'nodes must be at least 1, got {count}')
     if count > 1 and layout != 'central':
@@ -486,6 +555,10 @@ def plan_nodes(layout, robots='', params_file=None, node_name=NODE_NAME, namespa
     if layout == 'central':
         if params_file:
             check_split_params_file(params_file, node_name, ns, count)
+    if params_file:
+        check_sections_reach(params_file, node_name,
+                             _fleet_nodes(layout, ns, names, node_name, count))
+    if layout == 'central':
         shares, node_names = split_robots(names, count), split_node_names(node_name, count)
         plans = []
         for k in which:
@@ -531,37 +604,103 @@ def _plan_node(params_file, node_name, node_ns, own, fleet_others, ns, overrides
                         parameters=([params_file] if params_file else []) + [launch_params])
 
 
+def check_launch_arguments(given, known, launch_file='orca_nav.launch.py'):
+    """
+    Refuse launch arguments that the launch file does not take, naming the nearest one.
+
+    ``given``: every ``name:=value`` the launch has (launch's ``context.launch_configurations``,
+    declared or not: a misspelt name would otherwise be ignored and its default used).
+    Configurations that launch and launch_ros set themselves are skipped.
+
+    >>> try:
+    ...     check_launch_arguments({'robts': 'r1', 'layout': 'central'}, ['robots', 'layout'])
+    ... except FleetError as exc:
+    ...     print(exc)
+    unknown launch arguments ['robts'] of orca_nav.launch.py (did you mean robots:=?); its \
+arguments: robots, layout
+    """
+    known = list(known)
+    unknown = sorted(name for name in given if name not in known
+                     and name not in LAUNCH_OWN_CONFIGURATIONS and not name.startswith('anon'))
+    if not unknown:
+        return
+    close = difflib.get_close_matches(unknown[0], known, n=1, cutoff=0.6)
+    hint = (f' (did you mean {close[0]}:=?)' if close else
+            ' (including this file from another launch file? give it its arguments in a '
+            'GroupAction(forwarding=False))')
+    raise FleetError(f'unknown launch arguments {unknown} of {launch_file}{hint}; its '
+                     f'arguments: {", ".join(known)}')
+
+
+def _exit_text(returncode):
+    """How a process ended: 'exited with code 1' or 'was killed by SIGKILL'."""
+    if returncode is not None and returncode < 0:
+        try:
+            return f'was killed by {signal.Signals(-returncode).name}'
+        except ValueError:
+            return f'was killed by signal {-returncode}'
+    return f'exited with code {returncode}'
+
+
 def node_failure(name, returncode, shutting_down=False):
     """
     Return why the launch must fail when a node exited by itself with an error, else None.
 
     A node that refuses its parameters exits with 1; ``ros2 launch`` would still exit 0. An
-    exit while the launch shuts the nodes down is no failure.
+    exit while the launch shuts the nodes down is no failure. A node killed by a signal (from
+    outside: its log cannot say why) is reported as such.
 
     >>> node_failure('orca_nav_node-1', 1)
     'orca_nav_node-1 exited with code 1 (its log above says why)'
+    >>> node_failure('orca_nav_node-1', -9)
+    'orca_nav_node-1 was killed by SIGKILL (from outside the node: the system or a user)'
     >>> node_failure('orca_nav_node-1', 0), node_failure('orca_nav_node-1', -9, True)
     (None, None)
     """
     if returncode == 0 or shutting_down:
         return None
+    if returncode is not None and returncode < 0:
+        return (f'{name} {_exit_text(returncode)} (from outside the node: the system or a '
+                'user)')
     return f'{name} exited with code {returncode} (its log above says why)'
 
 
-def plan_launch(args, node_name=NODE_NAME, default_params_file=None):
+def launch_arguments(layout=None):
+    """
+    Return the arguments (name, default, description) of orca_nav.launch.py or a fixed layout.
+
+    ``layout`` 'decentralised': orca_nav_decentralised.launch.py's, without ``layout`` (it is
+    fixed there) and without the central layout's ``nodes`` and ``local_nodes``.
+    """
+    if layout is None:
+        return LAUNCH_ARGUMENTS
+    central_only = ('layout',) + (('nodes', 'local_nodes') if layout == 'decentralised' else ())
+    return tuple(a for a in LAUNCH_ARGUMENTS if a[0] not in central_only)
+
+
+def plan_launch(args, node_name=NODE_NAME, default_params_file=None, layout=None,
+                launch_file='orca_nav.launch.py'):
     """
     Plan the nodes orca_nav.launch.py starts, from its arguments as strings (see LAUNCH_ARGUMENTS).
 
-    Missing arguments take their defaults; params_file 'default' (or missing) is
-    ``default_params_file`` (the launch file's: the installed config/orca_nav.yaml; None = no
-    file), 'none' is no file. Raises FleetError with the reason for anything the nodes would
-    refuse.
+    ``args``: every launch argument given (all of launch's configurations: a misspelt name is
+    refused, with the nearest one). Missing arguments take their defaults; params_file
+    'default' (or missing) is ``default_params_file`` (the launch file's: the installed
+    config/orca_nav.yaml; None = no file), 'none' is no file. ``layout``: the launch file's
+    fixed layout (orca_nav_decentralised.launch.py): a ``layout`` argument other than it is
+    refused. Raises FleetError with the reason for anything the nodes would refuse.
     """
+    args = dict(args)
+    if layout is not None:
+        given = optional(args.pop('layout', None))
+        if given is not None and given != layout:
+            raise FleetError(f'{launch_file} runs the {layout} layout; layout:={given} is for '
+                             'orca_nav.launch.py')
+    check_launch_arguments(args, [name for name, _, _ in launch_arguments(layout)], launch_file)
     values = {name: default for name, default, _ in LAUNCH_ARGUMENTS}
     values.update(args)
-    unknown = sorted(set(values) - {name for name, _, _ in LAUNCH_ARGUMENTS})
-    if unknown:
-        raise FleetError(f'unknown launch arguments {unknown}')
+    if layout is not None:
+        values['layout'] = layout
     params_file = optional(values['params_file']) or default_params_file
     if params_file == NONE:
         params_file = None
@@ -639,6 +778,8 @@ def plan_sim_node(params_file, node_params):
     """
     params = dict(node_params)
     names = list(params['robots']) + list(params.get('observed_robots') or [])
+    if params_file and not Path(params_file).is_file():
+        raise FleetError(f'params_file {params_file!r} is not a file')
     given = read_params_file(params_file) if params_file else {}
     for name, value in given.items():
         error = yaml_type_error(name, value)
@@ -654,9 +795,22 @@ def plan_sim_node(params_file, node_params):
     return ([params_file] if params_file else []) + [params]
 
 
-def demo_failure(returncode):
-    """Return None if orca_nav_demo succeeded, else why the launch must fail (exit code not 0)."""
-    if returncode == 0:
+def demo_failure(returncode, shutting_down=False):
+    """
+    Return None if orca_nav_demo succeeded, else why the launch must fail (exit code not 0).
+
+    Stopped by the user (Ctrl-C: exit code 130, or SIGINT), or while the launch shuts down, is
+    no failure.
+
+    >>> demo_failure(130), demo_failure(-2), demo_failure(-15, shutting_down=True)
+    (None, None, None)
+    >>> demo_failure(-9)
+    'orca_nav_demo was killed by SIGKILL (from outside the demo: the system or a user)'
+    """
+    if returncode in (0, 130, -signal.SIGINT) or shutting_down:
         return None
+    if returncode is not None and returncode < 0:
+        return (f'orca_nav_demo {_exit_text(returncode)} (from outside the demo: the system or '
+                'a user)')
     return (f'orca_nav_demo failed with exit code {returncode} (1: a collision, 2: not every '
-            'robot arrived, 3: an error, 130: interrupted; its report is above)')
+            'robot arrived, 3: an error; its report is above)')

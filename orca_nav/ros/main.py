@@ -38,7 +38,11 @@ def make_executor(kind, logger=None, context=None):
 
 
 def main(args=None):
-    """Run the node until Ctrl-C or SIGTERM; every robot then gets a zero command."""
+    """
+    Run the node until Ctrl-C or SIGTERM; every robot then gets a zero command.
+
+    SIGINT and SIGTERM stay ignored once it returns (the process is ending).
+    """
     # rclpy's own signal handlers shut the context down before our code runs, after which no
     # zero command can be published. Raising KeyboardInterrupt from a handler can surface in
     # the middle of rclpy's C++ calls. So the handlers only set a flag that the loop checks.
@@ -66,14 +70,15 @@ def main(args=None):
         rclpy.logging.get_logger('orca_nav').fatal(str(exc))
         code = 1
     finally:
+        # Ignored from now on, also after main() returns: the process is ending, and a late
+        # signal (launch's SIGINT comes just after the terminal's Ctrl-C) would raise
+        # KeyboardInterrupt inside rclpy's C++ teardown and abort the exit.
         for sig in previous:
             signal.signal(sig, signal.SIG_IGN)
         if node is not None:
             node.stop_all()
             node.destroy_node()
         rclpy.try_shutdown()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
     return code
 
 

@@ -13,6 +13,8 @@ Run (orca_nav.ros.main)::
 """
 
 import json
+import os
+import signal
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray
@@ -26,6 +28,7 @@ from orca_nav.ros import params as P
 from orca_nav.ros.inputs import OdometryStore, PoseStore, ScanStore
 from orca_nav.ros.outputs import FleetOutputs, LATCHED_QOS, RELIABLE_QOS
 from orca_nav.ros.tick_monitor import ScanQuota, TickMonitor
+from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message
@@ -42,6 +45,11 @@ POSE_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
                       reliability=ReliabilityPolicy.RELIABLE,
                       durability=DurabilityPolicy.TRANSIENT_LOCAL)
 WARN_THROTTLE = 2.0         # [s] between two warnings of one robot about one field
+# [s] wall (steady) time between two looks at the process that started the node and at /clock
+# (ROS timers do not run on simulated time until a /clock message arrives).
+WATCH_PERIOD = 0.2
+NO_CLOCK_WARN_AFTER = 3.0   # [s] of wall time without /clock (use_sim_time) before a warning
+NO_CLOCK = 'no_clock'       # status state while use_sim_time waits for /clock
 
 
 class OrcaNavNode(Node):
@@ -109,6 +117,14 @@ class OrcaNavNode(Node):
         self._diagnostics_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
         self._timer = self.create_timer(1.0 / p.rate, self._tick)
         self._marker_timer = self.create_timer(1.0 / p.marker_rate, self._publish_markers)
+        # The process that started the node (ros2 launch, a shell, systemd): when it is gone
+        # (ros2 launch killed with SIGTERM exits without stopping its nodes), the node stops
+        # every robot and exits. Started by init (pid 1) directly: nothing to watch.
+        self.parent_pid = os.getppid()
+        self._started = time.monotonic()
+        self._clock_warned = False
+        self._watch_timer = self.create_timer(WATCH_PERIOD, self._watch,
+                                              clock=Clock(clock_type=ClockType.STEADY_TIME))
         shown = list(names[:min(c, 10)]) + (['...'] if c > 10 else [])  # one short line
         self.get_logger().info(f'controlling {c} robot(s) {shown}, observing '
                                f'{len(names) - c}, at {p.rate} Hz')
@@ -304,6 +320,29 @@ class OrcaNavNode(Node):
             self._diagnostics_pub.publish(messages.diagnostics(
                 self.get_fully_qualified_name(), stats, self.get_clock().now().to_msg()))
 
+    def _watch(self):
+        """On wall time: stop when the starting process is gone; warn when /clock never came."""
+        if self.parent_pid != 1 and os.getppid() != self.parent_pid:
+            self.get_logger().error(f'the process that started this node (pid {self.parent_pid}) '
+                                    'is gone: stopping every robot and exiting')
+            self._watch_timer.cancel()
+            self.stop_all(wait=False)
+            # orca_nav.ros.main turns SIGTERM into a clean stop: zero commands, then exit.
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        if (not self._clock_warned and self.get_clock().ros_time_is_active
+                and self.get_clock().now().nanoseconds == 0
+                and time.monotonic() - self._started > NO_CLOCK_WARN_AFTER):
+            self._clock_warned = True
+            reason = (f'use_sim_time is true and no /clock message has come in '
+                      f'{NO_CLOCK_WARN_AFTER:.0f} s: nothing is commanded until one does')
+            self.get_logger().warning(f'{reason} (is the simulator running? use_sim_time:=false '
+                                      'on real robots)')
+            for i, pub in enumerate(self.outputs._status):
+                pub.publish(messages.status_message(self.settings.names[i], NO_CLOCK,
+                                                    reason=reason))
+            self.outputs.states = [None] * len(self.outputs.states)  # published again later
+
     def _publish_markers(self):
         if self.settings.params.publish_markers and self._result is not None:
             self.outputs.markers(self._result, self.controller, self.settings.fleet.radius)
@@ -349,8 +388,11 @@ class OrcaNavNode(Node):
 
     def destroy_node(self):
         """Stop the planning worker, then destroy the node (and its intake node)."""
-        self.controller.navigator.close()
-        self.intake.destroy_node()
+        # Also for a node whose start failed half-way (rclpy destroys it at shutdown).
+        if hasattr(self, 'controller'):
+            self.controller.navigator.close()
+        if hasattr(self, 'intake'):
+            self.intake.destroy_node()
         return super().destroy_node()
 
 

@@ -347,6 +347,21 @@ def _start_children(args, path, scenario, drive):
 
 def run(args):
     """Run one demo; return its exit code (and write --metrics-json if asked)."""
+    # Ctrl-C / SIGTERM end the run early but still shut down cleanly and report. The handlers
+    # only set a flag, and stay until the report is out: Ctrl-C under ros2 launch comes twice
+    # (the terminal's and launch's), and the second must not break the first's clean end.
+    interrupted = []
+    previous = {sig: signal.signal(sig, lambda signum, frame: interrupted.append(signum))
+                for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        return _run(args, interrupted)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _run(args, interrupted):
+    """Run one demo (see run); ``interrupted`` becomes non-empty on Ctrl-C or SIGTERM."""
     try:
         path = scenario_path(args.scenario)
         scenario = load_scenario(path, robots=args.robots, drive=args.drive)
@@ -374,10 +389,6 @@ def run(args):
     arrival = args.goal_tolerance + ARRIVAL_SLACK
     monitor = Monitor(scenario, arrival)
     status, failure, t_goals = None, None, None
-    # Ctrl-C / SIGTERM end the run early but still shut down cleanly and report.
-    interrupted = []
-    previous = {sig: signal.signal(sig, lambda signum, frame: interrupted.append(signum))
-                for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         status, failure, t_goals = _drive_run(monitor, children, args.timeout or scenario.timeout,
                                               args.quiet, interrupted)
@@ -386,8 +397,6 @@ def run(args):
         monitor.destroy()
         rclpy.try_shutdown()
         codes = {c.name: c.stop() for c in children}
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
     if interrupted:
         print('orca_nav_demo: interrupted; the fleet was stopped', file=sys.stderr)
     elif failure or status == EXIT_TIMEOUT:
@@ -397,7 +406,7 @@ def run(args):
             print(f'  {c.name} (exit code {codes[c.name]}), last lines of {c.log_path}:\n'
                   f'{c.tail()}', file=sys.stderr)
     status, record = _report(args, scenario, drive, monitor, out, status, failure, t_goals,
-                             truth_path, t_end)
+                             truth_path, t_end, bool(interrupted))
     if args.metrics_json:
         print(f'metrics JSON: {write_metrics_json(args.metrics_json, record)}', flush=True)
     if status == EXIT_OK and work is not None:
@@ -410,13 +419,20 @@ def run(args):
     return status
 
 
-def _report(args, scenario, drive, monitor, out, status, failure, t_goals, truth_path, t_end):
-    """Metrics table, picture and final status of a run; returns (status, JSON record)."""
+def _report(args, scenario, drive, monitor, out, status, failure, t_goals, truth_path, t_end,
+            interrupted=False):
+    """
+    Metrics table, picture and final status of a run; returns (status, JSON record).
+
+    Interrupted (Ctrl-C), an attached demo neither waits for the simulator's next ground-truth
+    save nor draws the picture: ros2 launch gives its processes 5 s before SIGTERM.
+    """
     if t_goals is None:
         status = status if status is not None else EXIT_ERROR
         return status, metrics_record(scenario, drive, status, error=failure or 'no goals sent')
     wall, poses, source = load_ground_truth(
-        truth_path, monitor, t_goals, t_end, wait=GROUND_TRUTH_WAIT if args.attach else 0.0)
+        truth_path, monitor, t_goals, t_end,
+        wait=GROUND_TRUTH_WAIT if args.attach and not interrupted else 0.0)
     if poses is None:
         print('orca_nav_demo: no trajectory was recorded', file=sys.stderr)
         return EXIT_ERROR, metrics_record(scenario, drive, EXIT_ERROR,
@@ -428,7 +444,10 @@ def _report(args, scenario, drive, monitor, out, status, failure, t_goals, truth
     title = (f'{scenario.name}: {metrics["robots"]} {drive} robots{_walkers(scenario)}, '
              f'arrived {metrics["arrived"]}/{metrics["robots"]}, collisions '
              f'{metrics["collisions"]}, min separation {metrics["min_separation"]:.2f} m')
-    print(f'trajectories: {plot_run(scenario, poses, metrics, out, title, monitor.routes)}')
+    if interrupted and args.attach:  # ros2 launch allows 5 s after Ctrl-C: no time to draw
+        print('trajectories: not drawn (interrupted)')
+    else:
+        print(f'trajectories: {plot_run(scenario, poses, metrics, out, title, monitor.routes)}')
     if status is None:
         status = (EXIT_COLLISION if metrics['collisions'] else
                   EXIT_OK if metrics['arrived'] == metrics['robots'] else EXIT_TIMEOUT)

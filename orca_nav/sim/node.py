@@ -38,6 +38,7 @@ And once for the world (publish_map):
 import array
 import math
 import os
+import signal
 import time
 
 from geometry_msgs.msg import Twist, TwistStamped
@@ -51,10 +52,11 @@ from orca_nav.sim.maps import scenario_grid
 from orca_nav.sim.scenarios import load_scenario, ScenarioError, walker_pose
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 import rclpy
-from rclpy.executors import ExternalShutdownException
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import (DurabilityPolicy, HistoryPolicy, qos_profile_sensor_data, QoSProfile,
                        ReliabilityPolicy)
+from rclpy.signals import SignalHandlerOptions
 from rclpy.time import Time
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import LaserScan
@@ -63,6 +65,7 @@ MAX_STEP_FACTOR = 5.0  # a late timer integrates at most this many nominal steps
 TRAJECTORY_SAVE_PERIOD = 2.0  # [s] wall time between ground-truth snapshots on disk
 TRAJECTORY_MAX_SAMPLES = 180000  # an hour at 50 Hz: a simulator left running stops recording
 MAP_TOPIC = '/map'
+STOP_POLL_PERIOD = 0.05  # [s] how often main() looks at the stop flag set by a signal
 # As map_server: reliable and transient local, so a subscriber that comes late gets the map.
 MAP_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
                      reliability=ReliabilityPolicy.RELIABLE,
@@ -423,17 +426,30 @@ class SimNode(Node):
 
 def main(args=None):
     """Run the simulator until Ctrl-C (SIGINT) or SIGTERM; save the ground truth on the way out."""
-    rclpy.init(args=args)
+    # The handlers only set a flag: a KeyboardInterrupt raised in the middle of rclpy's calls
+    # (Ctrl-C reaches every process of the group, and launch sends its own SIGINT too) would
+    # print a traceback from wherever it lands, destroy_node included.
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    stop = []
+    previous = {sig: signal.signal(sig, lambda signum, frame: stop.append(signum))
+                for sig in (signal.SIGINT, signal.SIGTERM)}
     node = None
     try:
         node = SimNode()
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        while not stop and rclpy.ok():
+            executor.spin_once(timeout_sec=STOP_POLL_PERIOD)
+    except ExternalShutdownException:
         pass
     except ScenarioError as exc:
         print(f'orca_nav_sim: {exc}', flush=True)
         raise SystemExit(2)
     finally:
+        # Ignored from now on: a second Ctrl-C (launch sends its own SIGINT after the
+        # terminal's) must not interrupt the saving, nor the process's exit.
+        for sig in previous:
+            signal.signal(sig, signal.SIG_IGN)
         if node is not None:
             node.save_trajectory()
             node.destroy_node()

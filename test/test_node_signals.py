@@ -1,0 +1,201 @@
+"""
+How the node process ends when what started it goes away, and on its own start failures.
+
+The node runs as users run it (``python -m orca_nav.node``, orca_nav.sim.processes.Child), on
+domain 62 with DDS on loopback:
+
+- its parent dies (as ``ros2 launch`` killed with SIGTERM: it exits without stopping its
+  nodes): the node must stop every robot (zero commands) and exit by itself;
+- ``use_sim_time`` without ``/clock``: one warning after a few seconds of wall time and an
+  ``orca_status`` saying why nothing moves;
+- a start that fails half-way (a topic too long for DDS): the FATAL line, no traceback.
+"""
+
+import ctypes
+import json
+import os
+from pathlib import Path
+import signal
+import subprocess
+import sys
+import time
+
+from geometry_msgs.msg import Twist
+from nav_msgs.msg import Odometry
+from orca_nav.control.planning import PlanningWorker
+from orca_nav.ros import messages
+from orca_nav.ros.outputs import LATCHED_QOS
+from orca_nav.sim.processes import Child, child_env
+import pytest
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from std_msgs.msg import String
+
+DOMAIN_ID = 62
+ROBOTS = ['s1', 's2']
+NODE = [sys.executable, '-m', 'orca_nav.node', '--ros-args', '-p',
+        'robots:=[' + ','.join(ROBOTS) + ']', '-p', 'rate:=20.0']
+# A parent that starts the node and waits for it: killing it orphans the node.
+PARENT = [sys.executable, '-c', 'import subprocess, sys; p = subprocess.Popen(sys.argv[1:]); '
+          'print(p.pid, flush=True); p.wait()']
+PR_SET_CHILD_SUBREAPER = 36
+
+
+class Probe:
+    """Odometry and goals in, the robots' last commands out, on the test's context."""
+
+    def __init__(self, context):
+        """Create the probe node and its executor."""
+        self.node = rclpy.create_node('signals_probe', context=context)
+        self.executor = SingleThreadedExecutor(context=context)
+        self.executor.add_node(self.node)
+        self.last, self.nonzero = {}, dict.fromkeys(ROBOTS, 0)
+        self.odom = [self.node.create_publisher(Odometry, f'/{r}/odom', 10) for r in ROBOTS]
+        self.goals = [self.node.create_publisher(type(messages.make_goal(0, 0)),
+                                                 f'/{r}/goal_pose', 10) for r in ROBOTS]
+        for r in ROBOTS:
+            self.node.create_subscription(Twist, f'/{r}/cmd_vel', self._on_cmd(r), 10)
+
+    def _on_cmd(self, robot):
+        def callback(msg):
+            self.last[robot] = messages.command_values(msg)
+            self.nonzero[robot] += any(self.last[robot])
+        return callback
+
+    def drive(self, alive, timeout=60.0):
+        """Feed odometry and goals until every robot is commanded to move."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for i, pub in enumerate(self.odom):
+                msg = Odometry()
+                msg.pose.pose.position.x = 3.0 * i
+                msg.pose.pose.orientation.w = 1.0
+                pub.publish(msg)
+                self.goals[i].publish(messages.make_goal(3.0 * i, 5.0))
+            self.spin(0.05)
+            if all(r in self.last and abs(self.last[r][0]) + abs(self.last[r][1]) > 0.1
+                   for r in ROBOTS):
+                return True
+            assert alive(), 'the node exited'
+        return False
+
+    def spin(self, seconds):
+        """Spin the probe for about ``seconds``."""
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.executor.spin_once(timeout_sec=0.02)
+
+    def close(self):
+        """Destroy the probe."""
+        self.executor.shutdown()
+        self.node.destroy_node()
+
+
+def _running(pid):
+    """Whether process ``pid`` runs (exists and is no zombie)."""
+    try:
+        return Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()[0] != 'Z'
+    except (OSError, IndexError):
+        return False
+
+
+def _subreaper(on):
+    """Make this process adopt its orphaned descendants (so it can wait for them), or stop."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    assert libc.prctl(PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0) == 0
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith('linux'), reason='prctl is Linux only')
+def test_node_stops_every_robot_and_exits_when_its_launcher_dies(context, tmp_path):
+    """The launcher is killed (SIGKILL: no signal reaches the node): zero commands, then exit."""
+    env = child_env(DOMAIN_ID)
+    log = open(tmp_path / 'node.log', 'wb')
+    _subreaper(True)
+    parent = subprocess.Popen(PARENT + NODE, env=env, stdout=subprocess.PIPE, stderr=log)
+    node_pid = int(parent.stdout.readline())
+    probe = Probe(context)
+    status = None
+
+    def output():
+        return (tmp_path / 'node.log').read_text(errors='replace')
+    try:
+        assert probe.drive(lambda: _running(node_pid)), output()
+        parent.kill()
+        parent.wait()
+        deadline = time.monotonic() + 15.0
+        while time.monotonic() < deadline and status is None:
+            probe.spin(0.1)
+            pid, code = os.waitpid(node_pid, os.WNOHANG)
+            status = code if pid else None
+        moving = dict(probe.nonzero)
+        probe.spin(1.0)  # nothing moves any more
+        assert status is not None, f'the orphaned node is still running:\n{output()}'
+        assert os.waitstatus_to_exitcode(status) == 0, output()
+        assert 'is gone: stopping every robot and exiting' in output()
+        for r in ROBOTS:
+            assert probe.last[r] == (0.0, 0.0, 0.0), f'{r}: {probe.last[r]}\n{output()}'
+        assert probe.nonzero == moving
+    finally:
+        if status is None:
+            os.kill(node_pid, signal.SIGKILL)
+            os.waitpid(node_pid, 0)
+        _subreaper(False)
+        log.close()
+        probe.close()
+
+
+@pytest.mark.slow
+def test_sim_time_without_clock_warns_once_and_reports_a_status(context, tmp_path):
+    """use_sim_time:=true, no /clock: a warning after a few seconds and a no_clock status."""
+    child = Child('node', NODE + ['-p', 'use_sim_time:=true'], child_env(DOMAIN_ID), tmp_path)
+    node = rclpy.create_node('clock_probe', context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    statuses = []
+    node.create_subscription(String, f'/{ROBOTS[0]}/orca_status',
+                             lambda msg: statuses.append(json.loads(msg.data)), LATCHED_QOS)
+    try:
+        deadline = time.monotonic() + 60.0
+        while time.monotonic() < deadline and not statuses and child.alive():
+            executor.spin_once(timeout_sec=0.1)
+        assert statuses, child.tail()
+        assert statuses[0]['state'] == 'no_clock' and '/clock' in statuses[0]['reason']
+        time.sleep(1.0)
+    finally:
+        code = child.stop()
+        executor.shutdown()
+        node.destroy_node()
+    text = Path(child.log_path).read_text()
+    assert code == 0, text
+    assert text.count('no /clock message has come') == 1, text
+
+
+def test_a_failed_start_gives_its_reason_without_a_traceback(tmp_path):
+    """A robot name making a topic too long for DDS: FATAL, exit 1, no AttributeError."""
+    child = Child('node', [sys.executable, '-m', 'orca_nav.node', '--ros-args', '-p',
+                           'robots:=[' + 'r' * 300 + ']'], child_env(DOMAIN_ID), tmp_path)
+    child.proc.wait(120.0)
+    code = child.stop()
+    text = Path(child.log_path).read_text()
+    assert code == 1 and 'FATAL' in text and 'topic length should not exceed' in text, text
+    assert 'Traceback' not in text, text
+
+
+def test_planning_worker_process_ignores_ctrl_c(capfd):
+    """Ctrl-C reaches the worker too: it printed a KeyboardInterrupt traceback and died."""
+    # As in the node's process, SIGINT is handled here, not ignored (a shell may have started
+    # the tests with it ignored, and the worker would inherit that).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    worker = PlanningWorker()
+    try:
+        pid = worker._pool().submit(os.getpid).result(timeout=120.0)
+        assert pid != os.getpid()
+        os.kill(pid, signal.SIGINT)
+        time.sleep(0.5)
+        assert worker._pool().submit(os.getpid).result(timeout=30.0) == pid
+    finally:
+        worker.close()
+        signal.signal(signal.SIGINT, previous)
+    err = capfd.readouterr().err
+    assert 'KeyboardInterrupt' not in err and 'Traceback' not in err, err
