@@ -8,6 +8,7 @@ the published cmd_vel with holonomic or unicycle kinematics before the next tick
 makes the runs deterministic and faster than real time.
 """
 
+import dataclasses
 import math
 import time
 
@@ -382,3 +383,31 @@ def test_a_walker_only_the_scans_show_is_never_touched_with_people_tracking(cont
     if drive == 'holonomic':
         blind, _, _ = _ring_walker(context, drive, track=False)
         assert blind.min_walker_gap < 0.0  # the scenario is a real test
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('drive', ['holonomic', 'differential'])
+def test_a_ring_swap_with_two_walkers_only_the_scans_show(context, drive):
+    """
+    The node's defaults plus scan_enabled: two walkers cross the ring at 1 m/s, unseen else.
+
+    They ignore the robots (one south to north, one west to east, through the centre while
+    the robots crowd it); people tracking is on because scans are. No robot overlaps a
+    walker or a robot, and all arrive.
+    """
+    s = load_scenario('ring_walker').with_drive(drive)
+    robots = [r for r in s.robots if not r.walker]
+    first = next(r for r in s.robots if r.walker)
+    walkers = [dataclasses.replace(first, name='w0', max_speed=1.0, radius=0.3,
+                                   waypoints=((0.0, -6.0), (0.0, 6.0)), start_time=3.0,
+                                   start=(0.0, -6.0, 0.0)),
+               dataclasses.replace(first, name='w1', max_speed=1.0, radius=0.3,
+                                   waypoints=((-6.0, 0.4), (6.0, 0.4)), start_time=4.0,
+                                   start=(-6.0, 0.4, 0.0))]
+    world, _, arrival = run_fleet(context, [r.name for r in robots], [r.start for r in robots],
+                                  [r.goal for r in robots], [drive] * len(robots),
+                                  [0.2] * len(robots), {'scan_enabled': True, 'drive': drive},
+                                  max_time=60.0, walls=np.zeros((0, 2, 2)), walkers=walkers)
+    assert world.min_walker_gap >= 0.0, f'a robot overlapped a walker by ' \
+                                        f'{-world.min_walker_gap:.3f} m'
+    assert world.min_gap >= 0.0 and arrival is not None
