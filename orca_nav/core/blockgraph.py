@@ -3,7 +3,9 @@ The coarse level of route planning on large maps: a graph of f x f blocks of fre
 
 :class:`~orca_nav.core.routes.RoutePlanner` uses it on maps larger than ``max_fine_cells``: a
 Dijkstra search on the block graph (two blocks are linked when two 8-adjacent free cells
-straddle their border, so walls do not leak) gives the corridor, and MCP refines it on the
+straddle their border, so walls do not leak, and a passage only the robot's disc fits through
+stays open; a link that no two cells keeping the full margin cross costs ``near_cost`` times
+its length) gives the corridor, and MCP refines it on the
 full-resolution grid in short windows along the corridor (:meth:`BlockGraph.corridor_cells`);
 if a window fails, the planner uses its full-resolution field instead.
 
@@ -39,7 +41,9 @@ def coarse_factor(clearance: float, resolution: float) -> int:
 class BlockGraph:
     """The free space as a graph of f x f blocks of cells (the coarse level for large maps)."""
 
-    def __init__(self, free: np.ndarray, factor: int, resolution: float) -> None:
+    def __init__(self, free: np.ndarray, factor: int, resolution: float,
+                 costs: Optional[np.ndarray] = None, roomy: Optional[np.ndarray] = None,
+                 near_cost: float = 1.0) -> None:
         """
         Link blocks that hold two 8-adjacent free cells across their border.
 
@@ -47,12 +51,35 @@ class BlockGraph:
             free: (H, W) bool, the free (not blocked) cells (kept, not copied)
             factor: block side f [cells]
             resolution: cell side [m]
+            costs: (H, W) float cost of crossing each cell for the refinement (kept; None:
+                1 on free cells)
+            roomy: (H, W) bool, the free cells that keep the full margin from obstacles, or
+                None (all free cells do)
+            near_cost: a link that no two 8-adjacent roomy cells cross (a narrow passage) is
+                this many times longer
         """
         f = factor
         height, width = free.shape
         self.free = free
+        self.costs = np.where(free, 1.0, np.inf) if costs is None else costs
         self.factor = f
         self.shape = (-(-height // f), -(-width // f))
+        rows, cols = self.shape
+        source, target = self._links(free)
+        nodes = rows * cols
+        # Link length: distance between the block centres [m].
+        weight = np.hypot(source // cols - target // cols,
+                          source % cols - target % cols) * f * resolution
+        if roomy is not None and near_cost != 1.0:
+            wide_source, wide_target = self._links(roomy)
+            wide = np.isin(source * nodes + target, wide_source * nodes + wide_target)
+            weight = np.where(wide, weight, weight * near_cost)
+        self.graph = csr_matrix((weight, (source, target)), shape=(nodes, nodes))
+
+    def _links(self, free: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """Return the (L,) sources < targets of the block links through ``free`` cells."""
+        f = self.factor
+        height, width = free.shape
         rows, cols = self.shape
         padded = np.zeros((rows * f, cols * f), dtype=bool)
         padded[:height, :width] = free
@@ -87,11 +114,7 @@ class BlockGraph:
         nodes = rows * cols
         # The same block pair is found through several offsets: keep each link once.
         code = np.unique(np.minimum(source, target) * nodes + np.maximum(source, target))
-        source, target = code // nodes, code % nodes
-        # Link length: distance between the block centres [m].
-        weight = np.hypot(source // cols - target // cols,
-                          source % cols - target % cols) * f * resolution
-        self.graph = csr_matrix((weight, (source, target)), shape=(nodes, nodes))
+        return code // nodes, code % nodes
 
     def block(self, cell_rc: Sequence[int]) -> int:
         """Return the node index of the block holding the (row, col) cell."""
@@ -180,7 +203,7 @@ class BlockGraph:
             ends = np.argwhere(in_block)
             if len(ends) == 0:
                 return None
-        mcp = MCP_Geometric(np.where(passable, 1.0, np.inf))
+        mcp = MCP_Geometric(np.where(passable, self.costs[r0:r1, c0:c1], np.inf))
         costs, _ = mcp.find_costs([(start_rc[0] - r0, start_rc[1] - c0)], ends=ends,
                                   find_all_ends=False)
         end_costs = costs[ends[:, 0], ends[:, 1]]
