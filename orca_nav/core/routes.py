@@ -207,13 +207,14 @@ def line_of_sight(blocked: np.ndarray, a_cell: ArrayLike, b_cell: ArrayLike) -> 
 
 
 def _farthest_visible(blocked: np.ndarray, points: np.ndarray, index: int,
-                      levels: Optional[np.ndarray] = None) -> int:
+                      levels: Optional[np.ndarray] = None,
+                      runs: Optional[np.ndarray] = None) -> int:
     """
     Return the farthest j > index visible from points[index] (index + 1 if none is).
 
     With ``levels`` (K,) [cells], ``blocked`` is a distance field [cells] and j is visible
     when the segment keeps min(levels[index..j]) from obstacles (the clearance of the path it
-    replaces).
+    replaces), and, with ``runs`` (K,) int, when points j and index are of the same run.
 
     The following points are tested in windows that double in size while some tested point
     of the latest window is visible (so the points behind a long hidden stretch are not
@@ -226,6 +227,8 @@ def _farthest_visible(blocked: np.ndarray, points: np.ndarray, index: int,
     if levels is not None:
         need = np.full(count, np.inf)
         need[index:] = np.minimum.accumulate(levels[index:])
+        if runs is not None:
+            need[runs != runs[index]] = np.inf
 
     def visible(candidates):
         return _segments_clear(blocked, np.repeat(origin, len(candidates), axis=0),
@@ -253,8 +256,8 @@ def _farthest_visible(blocked: np.ndarray, points: np.ndarray, index: int,
     return best
 
 
-def shortcut(blocked: np.ndarray, cells: ArrayLike,
-             levels: Optional[ArrayLike] = None) -> np.ndarray:
+def shortcut(blocked: np.ndarray, cells: ArrayLike, levels: Optional[ArrayLike] = None,
+             runs: Optional[ArrayLike] = None) -> np.ndarray:
     """
     Shorten a cell path by greedy line-of-sight shortcutting (any-angle-like).
 
@@ -269,6 +272,9 @@ def shortcut(blocked: np.ndarray, cells: ArrayLike,
             shortcut from point i to point j keeps min(levels[i..j]) from obstacles, so it is
             never nearer to a wall than the stretch of path it replaces (through the middle
             of a narrow door, wide of the walls where the path was)
+        runs: (K,) int or None (with ``levels``): a shortcut joins points of one run only
+            (the planner's runs: stretches in the open, stretches through a narrow place,
+            so a route enters a narrow door along its path, not at a slant from afar)
 
     Output:
         (K', 2) the kept points (a subset of ``cells`` in order, first and last included).
@@ -278,10 +284,11 @@ def shortcut(blocked: np.ndarray, cells: ArrayLike,
         return cells.copy()
     points = cells.astype(float)
     levels = None if levels is None else np.asarray(levels, dtype=float)
+    runs = None if runs is None else np.asarray(runs)
     kept = [0]
     # A loop over route waypoints: each pass jumps to a later kept point.
     while kept[-1] < len(points) - 1:
-        kept.append(_farthest_visible(blocked, points, kept[-1], levels))
+        kept.append(_farthest_visible(blocked, points, kept[-1], levels, runs))
     return cells[kept]
 
 
@@ -653,8 +660,12 @@ class RoutePlanner:
         path = cells[:, ::-1].astype(float)     # (column, row)
         path = np.concatenate([self._cell_coordinates(start)[np.newaxis], path,
                                self._cell_coordinates(goal)[np.newaxis]])
-        # Shortcuts keep the clearance of the path they replace (at most clearance + margin).
-        kept = shortcut(self.grid.distance_cells(), path, self._levels(path))
+        # Shortcuts keep the clearance of the path they replace (at most clearance + margin),
+        # and do not join a point in the open to one in a narrow place.
+        levels = self._levels(path)
+        narrow = levels < self._level_cap
+        runs = np.cumsum(np.concatenate([[0], narrow[1:] != narrow[:-1]]))
+        kept = shortcut(self.grid.distance_cells(), path, levels, runs)
         points = self.grid.local_to_world(kept + 0.5)
         points[0], points[-1] = start, goal
         # Drop repeated points (e.g. the start at its cell centre), keeping both ends.
