@@ -172,8 +172,10 @@ def test_a_single_lane_corridor_is_planned_along_its_middle():
 
 def test_carrots_pass_a_narrow_door_the_route_goes_through():
     """
-    In front of a narrow door the carrot beyond it is in sight: the clearance asked shrinks
-    to the route's, never below the disc (a jamb nearer than the disc still hides it).
+    In front of a narrow door the carrot beyond it is in sight.
+
+    The clearance asked shrinks to the route's, never below the disc (a jamb nearer than the
+    disc still hides the carrot).
     """
     occupancy, low = door_map(9)      # 0.45 m
     planner = planner_of(occupancy)
