@@ -326,6 +326,8 @@ class Navigator:
                 if isinstance(result, Exception):
                     self.reason[i] = getattr(result, 'reason', str(result))
                     self._set_route(i, None)
+                    # The planner's detail (e.g. the narrowest passage on the way) for the log.
+                    self.warnings.append((i, f'goal unreachable: {result}'))
                 else:
                     self.reason[i] = ''
                     self._set_route(i, result.points)
