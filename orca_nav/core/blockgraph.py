@@ -65,25 +65,32 @@ class BlockGraph:
         self.factor = f
         self.shape = (-(-height // f), -(-width // f))
         rows, cols = self.shape
-        source, target = self._links(free)
+        # Cell levels: 0 blocked, 1 free, 2 free and keeping the full margin (roomy).
+        level = free.astype(np.uint8)
+        if roomy is not None and near_cost != 1.0 and np.any(free & ~roomy):
+            level[roomy] = 2
+        source, target, best = self._links(level)
         nodes = rows * cols
-        # Link length: distance between the block centres [m].
+        # Link length: distance between the block centres [m]; through a narrow passage only
+        # (no two roomy cells cross the border), near_cost times that.
         weight = np.hypot(source // cols - target // cols,
                           source % cols - target % cols) * f * resolution
-        if roomy is not None and near_cost != 1.0:
-            wide_source, wide_target = self._links(roomy)
-            wide = np.isin(source * nodes + target, wide_source * nodes + wide_target)
-            weight = np.where(wide, weight, weight * near_cost)
+        weight = np.where(best < level.max(initial=1), weight * near_cost, weight)
         self.graph = csr_matrix((weight, (source, target)), shape=(nodes, nodes))
 
-    def _links(self, free: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-        """Return the (L,) sources < targets of the block links through ``free`` cells."""
+    def _links(self, level: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """
+        Return the block links through cells of ``level`` > 0 (H, W) uint8.
+
+        Output: (L,) sources < targets, and (L,) the best level of a pair of 8-adjacent cells
+        that crosses the border (a pair's level: the lower of its two cells').
+        """
         f = self.factor
-        height, width = free.shape
+        height, width = level.shape
         rows, cols = self.shape
-        padded = np.zeros((rows * f, cols * f), dtype=bool)
-        padded[:height, :width] = free
-        sources, targets = [], []
+        padded = np.zeros((rows * f, cols * f), dtype=np.uint8)
+        padded[:height, :width] = level
+        sources, targets, levels = [], [], []
         row_in_block = np.arange(rows * f) % f
         col_in_block = np.arange(cols * f) % f
         # Each of the 4 undirected 8-neighbour offsets (dr, dc) pairs cell p = (r, c) with
@@ -92,8 +99,8 @@ class BlockGraph:
         for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
             pair = np.zeros_like(padded)
             lo, hi = max(0, -dc), cols * f - max(0, dc)
-            pair[:rows * f - dr, lo:hi] = (padded[:rows * f - dr, lo:hi]
-                                           & padded[dr:, lo + dc:hi + dc])
+            pair[:rows * f - dr, lo:hi] = np.minimum(padded[:rows * f - dr, lo:hi],
+                                                     padded[dr:, lo + dc:hi + dc])
             block_dr = (row_in_block + dr) // f
             block_dc = np.floor_divide(col_in_block + dc, f)
             for step_r in (0, 1):
@@ -104,17 +111,24 @@ class BlockGraph:
                     col_sel = block_dc == step_c
                     if not (row_sel.any() and col_sel.any()):
                         continue
-                    crossing = pair & row_sel[:, np.newaxis] & col_sel[np.newaxis, :]
-                    linked = crossing.reshape(rows, f, cols, f).any(axis=(1, 3))
-                    br, bc = np.nonzero(linked)
+                    crossing = pair * (row_sel[:, np.newaxis] & col_sel[np.newaxis, :])
+                    best = crossing.reshape(rows, f, cols, f).max(axis=(1, 3))
+                    br, bc = np.nonzero(best)
                     sources.append(br * cols + bc)
                     targets.append((br + step_r) * cols + bc + step_c)
+                    levels.append(best[br, bc])
         source = np.concatenate(sources) if sources else np.zeros(0, dtype=np.int64)
         target = np.concatenate(targets) if targets else np.zeros(0, dtype=np.int64)
+        best = np.concatenate(levels) if levels else np.zeros(0, dtype=np.uint8)
         nodes = rows * cols
-        # The same block pair is found through several offsets: keep each link once.
-        code = np.unique(np.minimum(source, target) * nodes + np.maximum(source, target))
-        return code // nodes, code % nodes
+        # The same block pair is found through several offsets: keep each link once, with
+        # its best level.
+        code = np.minimum(source, target) * nodes + np.maximum(source, target)
+        order = np.lexsort((-best.astype(np.int64), code))
+        code, best = code[order], best[order]
+        first = np.concatenate([[True], code[1:] != code[:-1]]) if len(code) else code > 0
+        code, best = code[first], best[first]
+        return code // nodes, code % nodes, best
 
     def block(self, cell_rc: Sequence[int]) -> int:
         """Return the node index of the block holding the (row, col) cell."""
