@@ -3,18 +3,20 @@ Benchmark: route planning on a warehouse-sized occupancy grid.
 
 Run from the repository root::
 
-    python -m benchmarks.bench_routes [--robots 100] [--seed 1] [--check 3]
+    python -m benchmarks.bench_routes [--robots 100] [--seed 1] [--check 3] [--shortest]
 
 Map: 100 m x 100 m at 0.05 m (2000 x 2000 cells): outer walls, a row of offices along the
 north side (0.1 m walls, 1 m doors), and a warehouse hall of shelf rows (1 m deep, 12 m long,
 2.4 m aisles) with cross aisles. Robots of radius 0.25 m start and finish at random free
 positions. By default the planner is the node's (cost routes for robots of radius 0.25 m:
 lethal where the disc touches, margin 0.15 m = the default safety_margin + route_margin, the
-default route_inflation_band and route_cost_scaling_factor); ``--shortest`` plans plain shortest
-routes that keep 0.25 m from obstacle cell centres (the planner before costs). Printed: map building, planner construction (inflation, components, block graph),
-one route for a new goal (target under 1 s), ``--robots`` robots with as many different goals
+default route_inflation_band and route_cost_scaling_factor); ``--shortest`` plans plain
+shortest routes that keep 0.25 m from obstacle cell centres (the planner before costs).
+Printed: map building, planner construction (inflation, costs, components, block graph), one
+route for a new goal (target under 1 s), ``--robots`` robots with as many different goals
 (target under 10 s in total), a quality check of a few routes against the full-resolution
-8-neighbour path, and the wall outline extraction (time and segment count).
+8-neighbour path that keeps radius + margin, and the wall outline extraction (time and segment
+count).
 """
 
 import argparse
