@@ -87,12 +87,13 @@ def test_in_open_space_routes_keep_radius_plus_margin(mode):
         assert distance[cells[1:-1, 1], cells[1:-1, 0]].min() >= RADIUS + MARGIN - 1e-9
 
 
-def test_the_wide_door_is_preferred_to_a_narrow_one_nearby():
+@pytest.mark.parametrize('mode', sorted(MODES))
+def test_the_wide_door_is_preferred_to_a_narrow_one_nearby(mode):
     """Two doors, the narrow one a little shorter: the route takes the wide one."""
     occupancy, _ = door_map(11, door_low=18)           # narrow door at y = 0.9..1.45
     occupancy[50:80, 60:64] = 0                        # and a 1.5 m one at y = 2.5..4.0
     occupancy[-1, :] = 100
-    planner = planner_of(occupancy)
+    planner = planner_of(occupancy, mode)
     route = planner.plan((2.0, 1.2), (4.0, 1.2))
     crossing = samples(np.asarray(route.points))
     crossing = crossing[(crossing[:, 0] >= 3.0) & (crossing[:, 0] <= 3.2)]
