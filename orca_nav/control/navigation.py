@@ -54,7 +54,8 @@ class NavigationConfig:
     route_inflation_band: float = 0.3
     route_cost_scaling_factor: float = DEFAULT_COST_SCALING
     # [m] scalar or (C,) tuple: the part of the Navigator's radii that is the safety margin
-    # (the true disc, lethal for routes, is the radius without it).
+    # (the true disc, lethal for routes, is the radius without it; read when the Navigator
+    # is made).
     safety_margin: object = 0.0
 
 
@@ -88,6 +89,11 @@ class Navigator:
     def __init__(self, radius, config: NavigationConfig = NavigationConfig(), executor=None):
         """Keep routes of robots of these radii (C,) [m]; plan on ``executor`` (futures)."""
         self.radius = np.asarray(radius, dtype=float)
+        # The true discs (lethal for routes): the radii without the safety margin they were
+        # given with (fixed here, like the radii, whatever the margin becomes later).
+        margin = np.broadcast_to(np.asarray(config.safety_margin, dtype=float),
+                                 self.radius.shape)
+        self.true_radius = np.maximum(self.radius - np.maximum(margin, 0.0), 0.0)
         self.config = config
         c = len(self.radius)
         self.points = [None] * c
@@ -160,19 +166,12 @@ class Navigator:
         self.needs_plan |= mask
         self.request[mask] += 1
 
-    def _true_radius(self):
-        """Return (C,) the true radii [m]: the radii without the safety margin."""
-        margin = np.broadcast_to(np.asarray(self.config.safety_margin, dtype=float),
-                                 self.radius.shape)
-        return np.maximum(self.radius - np.maximum(margin, 0.0), 0.0)
-
     def _planner_keys(self):
         """Return each robot's planner key (planning.make_planner): true radius and costs."""
         cfg = self.config
-        true = self._true_radius()
         return [(r, p - r + cfg.route_margin, cfg.route_inflation_band,
                  cfg.route_cost_scaling_factor, LETHAL_TOLERANCE_CELLS)
-                for r, p in zip(true.tolist(), self.radius.tolist())]
+                for r, p in zip(self.true_radius.tolist(), self.radius.tolist())]
 
     def _clearances(self):
         return sorted(set(self._planner_keys()))
@@ -261,7 +260,7 @@ class Navigator:
             1.0 if grid is None else grid.resolution,
             self.radius[robots] + self.config.route_margin,
             None if grid is None else grid.distance_cells(),
-            self._true_radius()[robots] + LETHAL_TOLERANCE_CELLS * (
+            self.true_radius[robots] + LETHAL_TOLERANCE_CELLS * (
                 1.0 if grid is None else grid.resolution))
         target[robots] = carrot
         remaining[robots] = left
