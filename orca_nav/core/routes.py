@@ -572,13 +572,39 @@ class RoutePlanner:
             narrow = cells[int(np.argmin(distance[cells[:, 0], cells[:, 1]]))]
             x, y = self.grid.cell_to_world(narrow[::-1])[0]
             resolution = self.grid.resolution
-            width = 2.0 * (level - 0.5) * resolution
+            width = self._width_at(narrow, level) * resolution
             need = 2.0 * (self._lethal - 0.5 * resolution)
             detail = (f': the narrowest passage on the way, near ({x:.2f}, {y:.2f}), is about '
                       f'{width:.2f} m wide; this robot needs more than {need:.2f} m')
         if key[0] > 0:
             self._passages[key] = detail
         return detail
+
+    def _width_at(self, cell: np.ndarray, level: float) -> float:
+        """
+        Return the width [cells] of the passage at a (row, col) cell ``level`` cells from walls.
+
+        Face to face through the cell, along the line from its nearest obstacle cell: the
+        distances to that one and to the first obstacle cell on the other side, less a cell.
+        """
+        obstacles = self.grid.obstacles
+        height, width = obstacles.shape
+        reach = int(math.ceil(level)) + 1
+        r0, c0 = max(cell[0] - reach, 0), max(cell[1] - reach, 0)
+        rows, cols = np.nonzero(obstacles[r0:cell[0] + reach + 1, c0:cell[1] + reach + 1])
+        if len(rows) == 0:
+            return 2.0 * level - 1.0
+        offsets = np.stack([rows + r0 - cell[0], cols + c0 - cell[1]], axis=1)
+        near = offsets[int(np.argmin(np.hypot(*offsets.T)))]
+        away = -near / np.hypot(*near)
+        step = 0.5
+        # A loop over half-cell steps across the passage (a few cells).
+        for k in range(1, int(4 * level / step) + 2):
+            row, col = np.floor(cell + k * step * away + 0.5).astype(np.int64)
+            if not (0 <= row < height and 0 <= col < width) or obstacles[row, col]:
+                far = np.hypot(row - cell[0], col - cell[1])
+                return float(np.hypot(*near) + far - 1.0)
+        return 2.0 * level - 1.0
 
     # --- search -------------------------------------------------------------------------------
 
