@@ -3,15 +3,20 @@ Benchmark: route planning on a warehouse-sized occupancy grid.
 
 Run from the repository root::
 
-    python -m benchmarks.bench_routes [--robots 100] [--seed 1] [--check 3]
+    python -m benchmarks.bench_routes [--robots 100] [--seed 1] [--check 3] [--shortest]
 
 Map: 100 m x 100 m at 0.05 m (2000 x 2000 cells): outer walls, a row of offices along the
 north side (0.1 m walls, 1 m doors), and a warehouse hall of shelf rows (1 m deep, 12 m long,
 2.4 m aisles) with cross aisles. Robots of radius 0.25 m start and finish at random free
-positions. Printed: map building, planner construction (inflation, components, block graph),
-one route for a new goal (target under 1 s), ``--robots`` robots with as many different goals
+positions. By default the planner is the node's (cost routes for robots of radius 0.25 m:
+lethal where the disc touches, margin 0.15 m = the default safety_margin + route_margin, the
+default route_inflation_band and route_cost_scaling_factor); ``--shortest`` plans plain
+shortest routes that keep 0.25 m from obstacle cell centres (the planner before costs).
+Printed: map building, planner construction (inflation, costs, components, block graph), one
+route for a new goal (target under 1 s), ``--robots`` robots with as many different goals
 (target under 10 s in total), a quality check of a few routes against the full-resolution
-8-neighbour path, and the wall outline extraction (time and segment count).
+8-neighbour path that keeps radius + margin, and the wall outline extraction (time and segment
+count).
 """
 
 import argparse
@@ -19,12 +24,14 @@ import time
 
 import numpy as np
 from orca_nav.core.grid import GridMap
-from orca_nav.core.routes import RoutePlanner, Unreachable
+from orca_nav.core.routes import LETHAL_TOLERANCE_CELLS, RoutePlanner, Unreachable
 
 RESOLUTION = 0.05   # [m / cell]
 SIZE = 100.0        # [m] map side
 CLEARANCE = 0.25    # [m] robot radius
 WALL = 0.1          # [m] office wall thickness
+MARGIN = 0.15       # [m] safety_margin + route_margin (the node's defaults)
+BAND = 0.3          # [m] route_inflation_band (the node's default)
 TARGET_ONE_S = 1.0  # [s] one route for a new goal
 TARGET_MANY_S = 10.0  # [s] all robots, each with its own goal
 
@@ -80,6 +87,8 @@ def main(argv=None):
     parser.add_argument('--seed', type=int, default=1)
     parser.add_argument('--check', type=int, default=3,
                         help='compare this many routes with the full-grid path (slow)')
+    parser.add_argument('--shortest', action='store_true',
+                        help='plain shortest routes (no costs), as before cost routes')
     args = parser.parse_args(argv)
     rng = np.random.default_rng(args.seed)
 
@@ -88,10 +97,15 @@ def main(argv=None):
     t0 = time.perf_counter()
     grid = GridMap.from_occupancy(occupancy.ravel(), width, height, RESOLUTION)
     t1 = time.perf_counter()
-    planner = RoutePlanner(grid, CLEARANCE)
+    if args.shortest:
+        planner = RoutePlanner(grid, CLEARANCE)
+    else:
+        planner = RoutePlanner(grid, CLEARANCE, margin=MARGIN, inflation_band=BAND,
+                               tolerance=LETHAL_TOLERANCE_CELLS)
     t2 = time.perf_counter()
     print(f'map {width} x {height} cells ({SIZE:.0f} m x {SIZE:.0f} m at {RESOLUTION} m), '
-          f'clearance {CLEARANCE} m')
+          f'clearance {CLEARANCE} m, '
+          + ('shortest routes' if args.shortest else f'cost routes, margin {MARGIN} m'))
     print(f'GridMap.from_occupancy          {t1 - t0:8.3f} s')
     print(f'RoutePlanner construction       {t2 - t1:8.3f} s  (inflation, components, '
           f'block graph)')
@@ -118,9 +132,10 @@ def main(argv=None):
 
     if args.check:
         # Route quality: the any-angle route against the full-resolution 8-neighbour path
-        # (which is up to 8 % longer than the true shortest path).
+        # (which is up to 8 % longer than the true shortest path) that keeps the margin.
         t0 = time.perf_counter()
-        ratios = [routes[i].length / planner.cost_to_go(routes[i].points[-1])[
+        shortest = planner if args.shortest else RoutePlanner(grid, CLEARANCE + MARGIN)
+        ratios = [routes[i].length / shortest.cost_to_go(routes[i].points[-1])[
             tuple(grid.world_to_cell(routes[i].points[0])[0, ::-1])]
             for i in range(min(args.check, len(routes)))]
         print(f'quality check ({len(ratios)} routes, full-grid fields, '

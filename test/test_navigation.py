@@ -122,6 +122,40 @@ def test_goal_in_a_closed_room_is_unreachable():
     assert ctrl.navigator.reason[0] == 'no_path'
 
 
+def door_map(width_m):
+    """10 m x 8 m, a wall at x = 5.0..5.2 m with one door of ``width_m`` centred at y = 4."""
+    return box_map(10.0, 8.0, [(5.0, 0.0, 5.2, 4.0 - width_m / 2.0),
+                               (5.0, 4.0 + width_m / 2.0, 5.2, 8.0)])
+
+
+def test_robots_pass_a_door_a_tenth_wider_than_their_disc():
+    """A 0.5 m door for discs of 0.4 m (walls grown by the margin closed it): both cross."""
+    grid = door_map(0.5)
+    history, ctrl, states = run(grid, [(3.0, 2.5, 0.0), (7.0, 5.5, 3.14)],
+                                [(7.0, 2.5), (3.0, 5.5)], steps=2000)
+    assert states == [RobotState.REACHED] * 2
+    assert wall_clearance(grid, history) > 0.2 - 1e-6
+    crossing = np.abs(history[:, :, 0] - 5.1) < 0.1
+    assert np.abs(history[:, :, 1][crossing] - 4.0).max() < 0.05   # through the middle
+
+
+def test_a_door_narrower_than_the_disc_is_unreachable_naming_it():
+    """A 0.35 m door for a 0.4 m disc: no_path, and the log names the narrow door."""
+    ctrl = FleetController(FleetConfig.uniform(['r0']), NavigationConfig(), InlineExecutor())
+    ctrl.set_map(door_map(0.35))
+    ctrl.set_goal(0, 7.0, 4.0)
+    inputs = FleetInputs.empty(1)
+    warnings, states = [], []
+    for k in range(3):
+        inputs.set_odometry(0, x=3.0, y=4.0, yaw=0.0, time=k * 0.1)
+        result = ctrl.step(inputs, k * 0.1)
+        warnings += [text for _, text in result.warnings]
+        states.append(result.states[0])
+    assert states[-1] == RobotState.UNREACHABLE
+    assert ctrl.navigator.reason[0] == 'no_path'
+    assert any('narrowest passage' in text and '(5.' in text for text in warnings), warnings
+
+
 def test_planning_state_until_the_worker_answers():
     """With a worker that has not answered, the robot reports planning and stands still."""
 

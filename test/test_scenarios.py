@@ -5,6 +5,7 @@ from pathlib import Path
 
 import numpy as np
 from orca_nav.core.grid import GridMap
+from orca_nav.core.routes import LETHAL_TOLERANCE_CELLS, RoutePlanner, Unreachable
 from orca_nav.sim.maps import save_map_yaml, scenario_grid
 from orca_nav.sim.scenarios import (available_scenarios, load_scenario, node_parameters,
                                     points_in_polygon, polygon_signed_area, scenario_from_dict,
@@ -412,3 +413,29 @@ def test_the_walker_scenarios_have_walkers_crossing_the_robots():
 def timeout_and_arena(scenario):
     """Return (timeout, arena) of a scenario."""
     return scenario.timeout, tuple(scenario.arena)
+
+
+# Scenarios whose passages one robot just fits through: name -> how much wider than a robot [m].
+NARROW_SCENARIOS = {'narrow_door': 0.15, 'single_lane': 0.15, 'narrow_aisles': 0.2}
+
+
+@pytest.mark.parametrize('name', sorted(NARROW_SCENARIOS))
+def test_narrow_scenarios_need_their_narrow_passages(name):
+    """
+    Straight lines fail; every robot has a route for its true disc and none a wider one.
+
+    The map published for the scenario shows the passages at their width: a disc a cell
+    wider than the passage allows finds no way, the robot's own disc does.
+    """
+    scenario = load_scenario(name)
+    data, width, height, resolution, origin = scenario_grid(scenario)
+    grid = GridMap.from_occupancy(data, width, height, resolution, origin)
+    radius = max(r.radius for r in scenario.robots)
+    wide = radius + NARROW_SCENARIOS[name] / 2.0 + resolution
+    fits = RoutePlanner(grid, radius, tolerance=LETHAL_TOLERANCE_CELLS)
+    too_wide = RoutePlanner(grid, wide, tolerance=LETHAL_TOLERANCE_CELLS)
+    for robot in scenario.robots:
+        assert _segment_blocked(scenario, robot), robot.name
+        assert fits.plan(robot.start[:2], robot.goal).length > 0.0
+        with pytest.raises(Unreachable):
+            too_wide.plan(robot.start[:2], robot.goal)

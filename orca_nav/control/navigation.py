@@ -21,6 +21,7 @@ import math
 
 import numpy as np
 from orca_nav.core.follow import follow_routes, pack_routes
+from orca_nav.core.routes import DEFAULT_COST_SCALING, LETHAL_TOLERANCE_CELLS
 
 from .map_model import MapModel
 from .planning import PlanningWorker
@@ -46,6 +47,16 @@ class NavigationConfig:
     progress_timeout: float = 10.0   # [s] without it: stuck
     route_margin: float = 0.1        # [m] routes keep radius + margin from occupied cells
     map_walls: bool = True           # map walls are ORCA obstacles
+    # Route costs (Nav2's inflation layer in spirit): lethal only where a robot's true disc
+    # touches a wall; within radius + route_margin a cell costs much more (routes keep the
+    # margin where there is room, and take narrow doors through the middle); beyond, a cost
+    # decaying at route_cost_scaling_factor [1/m] out to route_inflation_band [m] further.
+    route_inflation_band: float = 0.3
+    route_cost_scaling_factor: float = DEFAULT_COST_SCALING
+    # [m] scalar or (C,) tuple: the part of the Navigator's radii that is the safety margin
+    # (the true disc, lethal for routes, is the radius without it; read when the Navigator
+    # is made).
+    safety_margin: object = 0.0
 
 
 class _Check:
@@ -78,6 +89,11 @@ class Navigator:
     def __init__(self, radius, config: NavigationConfig = NavigationConfig(), executor=None):
         """Keep routes of robots of these radii (C,) [m]; plan on ``executor`` (futures)."""
         self.radius = np.asarray(radius, dtype=float)
+        # The true discs (lethal for routes): the radii without the safety margin they were
+        # given with (fixed here, like the radii, whatever the margin becomes later).
+        margin = np.broadcast_to(np.asarray(config.safety_margin, dtype=float),
+                                 self.radius.shape)
+        self.true_radius = np.maximum(self.radius - np.maximum(margin, 0.0), 0.0)
         self.config = config
         c = len(self.radius)
         self.points = [None] * c
@@ -150,8 +166,15 @@ class Navigator:
         self.needs_plan |= mask
         self.request[mask] += 1
 
+    def _planner_keys(self):
+        """Return each robot's planner key (planning.make_planner): true radius and costs."""
+        cfg = self.config
+        return [(r, p - r + cfg.route_margin, cfg.route_inflation_band,
+                 cfg.route_cost_scaling_factor, LETHAL_TOLERANCE_CELLS)
+                for r, p in zip(self.true_radius.tolist(), self.radius.tolist())]
+
     def _clearances(self):
-        return sorted(set((self.radius + self.config.route_margin).tolist()))
+        return sorted(set(self._planner_keys()))
 
     # --- one tick --------------------------------------------------------------------------
 
@@ -228,14 +251,17 @@ class Navigator:
             self._packed = (key, pack_routes([self.points[i] for i in robots]))
         points, offsets = self._packed[1]
         grid = self.model.grid if self.model is not None else None
-        # The carrot is one the robot can drive to straight with its routes' clearance.
+        # The carrot is one the robot can drive to straight with its routes' clearance (less
+        # in a narrow passage, as little as the route has there, never less than its disc).
         carrot, segment, left, lost = follow_routes(
             points, offsets, self.segment[robots], pos[robots], self.config.route_lookahead,
             None if grid is None else grid.obstacles,
             (0.0, 0.0, 0.0) if grid is None else grid.origin,
             1.0 if grid is None else grid.resolution,
             self.radius[robots] + self.config.route_margin,
-            None if grid is None else grid.distance_cells())
+            None if grid is None else grid.distance_cells(),
+            self.true_radius[robots] + LETHAL_TOLERANCE_CELLS * (
+                1.0 if grid is None else grid.resolution))
         target[robots] = carrot
         remaining[robots] = left
         self.segment[robots] = segment
@@ -299,6 +325,8 @@ class Navigator:
                 if isinstance(result, Exception):
                     self.reason[i] = getattr(result, 'reason', str(result))
                     self._set_route(i, None)
+                    # The planner's detail (e.g. the narrowest passage on the way) for the log.
+                    self.warnings.append((i, f'goal unreachable: {result}'))
                 else:
                     self.reason[i] = ''
                     self._set_route(i, result.points)
@@ -322,8 +350,7 @@ class Navigator:
         if len(ready):
             self.needs_plan[ready], self.planning[ready] = False, True
             batch = [(i, int(self.request[i]), pos[i].copy(), goal[i].copy()) for i in ready]
-            clearance = self.radius + self.config.route_margin
-            self._jobs.append(self._worker.submit_plans(batch, clearance))
+            self._jobs.append(self._worker.submit_plans(batch, self._planner_keys()))
 
 
 __all__ = ['NavigationConfig', 'Navigator']

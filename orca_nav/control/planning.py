@@ -20,7 +20,9 @@ from orca_nav.core.routes import RoutePlanner
 
 from .map_model import wall_pieces
 
-# Maps held by the worker, map id -> (grid, {clearance: RoutePlanner}); the newest only.
+# Maps held by the worker, map id -> (grid, {key: RoutePlanner}); the newest only. A key is
+# a clearance [m] (shortest routes that keep it) or the tuple (clearance, margin,
+# inflation_band, cost_scaling_factor, tolerance) of RoutePlanner's arguments (cost routes).
 _MAPS = {}
 # The worker process runs at this lower priority (nice increment): on a busy machine the
 # control ticks get the CPU first and plans simply take longer.
@@ -35,10 +37,27 @@ def _lower_priority():
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def planner_key(key):
+    """Return a planner key (see _MAPS) in its canonical, hashable form."""
+    if isinstance(key, (tuple, list)):
+        return tuple(float(v) for v in key)
+    return float(key)
+
+
+def make_planner(grid, key):
+    """Return the RoutePlanner of a key (see _MAPS)."""
+    if isinstance(key, tuple):
+        clearance, margin, band, scaling, tolerance = key
+        return RoutePlanner(grid, clearance, margin=margin, inflation_band=band,
+                            cost_scaling_factor=scaling, tolerance=tolerance)
+    return RoutePlanner(grid, key)
+
+
 def prepare_map(map_id, grid, clearances):
-    """Worker: hold ``grid`` as ``map_id``, inflate it per clearance; return its wall pieces."""
+    """Worker: hold ``grid`` as ``map_id``, a planner per key; return its wall pieces."""
     _MAPS.clear()
-    _MAPS[map_id] = (grid, {float(c): RoutePlanner(grid, float(c)) for c in clearances})
+    keys = [planner_key(c) for c in clearances]
+    _MAPS[map_id] = (grid, {key: make_planner(grid, key) for key in keys})
     return wall_pieces(grid)
 
 
@@ -46,17 +65,18 @@ def plan_batch(map_id, batch, clearance):
     """
     Worker: plan [(robot, request, start (2,), goal (2,))] on map ``map_id``.
 
-    Returns (map_id, [(robot, request, Route or Unreachable)]); robots of one clearance share
-    the planner (and its cost-to-go fields).
+    ``clearance`` holds each robot's planner key (see _MAPS). Returns (map_id, [(robot,
+    request, Route or Unreachable)]); robots of one key share the planner (and its cost-to-go
+    fields).
     """
     grid, planners = _MAPS[map_id]
     by_clearance = {}
     for item in batch:
-        by_clearance.setdefault(float(clearance[item[0]]), []).append(item)
+        by_clearance.setdefault(planner_key(clearance[item[0]]), []).append(item)
     answers = []
     for c, items in by_clearance.items():
         if c not in planners:
-            planners[c] = RoutePlanner(grid, c)
+            planners[c] = make_planner(grid, c)
         results = planners[c].plan_many([it[2] for it in items], [it[3] for it in items])
         answers += [(it[0], it[1], res) for it, res in zip(items, results)]
     return map_id, answers

@@ -3,7 +3,9 @@ The coarse level of route planning on large maps: a graph of f x f blocks of fre
 
 :class:`~orca_nav.core.routes.RoutePlanner` uses it on maps larger than ``max_fine_cells``: a
 Dijkstra search on the block graph (two blocks are linked when two 8-adjacent free cells
-straddle their border, so walls do not leak) gives the corridor, and MCP refines it on the
+straddle their border, so walls do not leak, and a passage only the robot's disc fits through
+stays open; a link that no two cells keeping the full margin cross costs ``near_cost`` times
+its length) gives the corridor, and MCP refines it on the
 full-resolution grid in short windows along the corridor (:meth:`BlockGraph.corridor_cells`);
 if a window fails, the planner uses its full-resolution field instead.
 
@@ -39,7 +41,9 @@ def coarse_factor(clearance: float, resolution: float) -> int:
 class BlockGraph:
     """The free space as a graph of f x f blocks of cells (the coarse level for large maps)."""
 
-    def __init__(self, free: np.ndarray, factor: int, resolution: float) -> None:
+    def __init__(self, free: np.ndarray, factor: int, resolution: float,
+                 costs: Optional[np.ndarray] = None, roomy: Optional[np.ndarray] = None,
+                 near_cost: float = 1.0) -> None:
         """
         Link blocks that hold two 8-adjacent free cells across their border.
 
@@ -47,16 +51,46 @@ class BlockGraph:
             free: (H, W) bool, the free (not blocked) cells (kept, not copied)
             factor: block side f [cells]
             resolution: cell side [m]
+            costs: (H, W) float cost of crossing each cell for the refinement (kept; None:
+                1 on free cells)
+            roomy: (H, W) bool, the free cells that keep the full margin from obstacles, or
+                None (all free cells do)
+            near_cost: a link that no two 8-adjacent roomy cells cross (a narrow passage) is
+                this many times longer
         """
         f = factor
         height, width = free.shape
         self.free = free
+        self.costs = np.where(free, 1.0, np.inf) if costs is None else costs
         self.factor = f
         self.shape = (-(-height // f), -(-width // f))
         rows, cols = self.shape
-        padded = np.zeros((rows * f, cols * f), dtype=bool)
-        padded[:height, :width] = free
-        sources, targets = [], []
+        # Cell levels: 0 blocked, 1 free, 2 free and keeping the full margin (roomy).
+        level = free.astype(np.uint8)
+        if roomy is not None and near_cost != 1.0 and np.any(free & ~roomy):
+            level[roomy] = 2
+        source, target, best = self._links(level)
+        nodes = rows * cols
+        # Link length: distance between the block centres [m]; through a narrow passage only
+        # (no two roomy cells cross the border), near_cost times that.
+        weight = np.hypot(source // cols - target // cols,
+                          source % cols - target % cols) * f * resolution
+        weight = np.where(best < level.max(initial=1), weight * near_cost, weight)
+        self.graph = csr_matrix((weight, (source, target)), shape=(nodes, nodes))
+
+    def _links(self, level: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """
+        Return the block links through cells of ``level`` > 0 (H, W) uint8.
+
+        Output: (L,) sources < targets, and (L,) the best level of a pair of 8-adjacent cells
+        that crosses the border (a pair's level: the lower of its two cells').
+        """
+        f = self.factor
+        height, width = level.shape
+        rows, cols = self.shape
+        padded = np.zeros((rows * f, cols * f), dtype=np.uint8)
+        padded[:height, :width] = level
+        sources, targets, levels = [], [], []
         row_in_block = np.arange(rows * f) % f
         col_in_block = np.arange(cols * f) % f
         # Each of the 4 undirected 8-neighbour offsets (dr, dc) pairs cell p = (r, c) with
@@ -65,8 +99,8 @@ class BlockGraph:
         for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
             pair = np.zeros_like(padded)
             lo, hi = max(0, -dc), cols * f - max(0, dc)
-            pair[:rows * f - dr, lo:hi] = (padded[:rows * f - dr, lo:hi]
-                                           & padded[dr:, lo + dc:hi + dc])
+            pair[:rows * f - dr, lo:hi] = np.minimum(padded[:rows * f - dr, lo:hi],
+                                                     padded[dr:, lo + dc:hi + dc])
             block_dr = (row_in_block + dr) // f
             block_dc = np.floor_divide(col_in_block + dc, f)
             for step_r in (0, 1):
@@ -77,21 +111,24 @@ class BlockGraph:
                     col_sel = block_dc == step_c
                     if not (row_sel.any() and col_sel.any()):
                         continue
-                    crossing = pair & row_sel[:, np.newaxis] & col_sel[np.newaxis, :]
-                    linked = crossing.reshape(rows, f, cols, f).any(axis=(1, 3))
-                    br, bc = np.nonzero(linked)
+                    crossing = pair * (row_sel[:, np.newaxis] & col_sel[np.newaxis, :])
+                    best = crossing.reshape(rows, f, cols, f).max(axis=(1, 3))
+                    br, bc = np.nonzero(best)
                     sources.append(br * cols + bc)
                     targets.append((br + step_r) * cols + bc + step_c)
+                    levels.append(best[br, bc])
         source = np.concatenate(sources) if sources else np.zeros(0, dtype=np.int64)
         target = np.concatenate(targets) if targets else np.zeros(0, dtype=np.int64)
+        best = np.concatenate(levels) if levels else np.zeros(0, dtype=np.uint8)
         nodes = rows * cols
-        # The same block pair is found through several offsets: keep each link once.
-        code = np.unique(np.minimum(source, target) * nodes + np.maximum(source, target))
-        source, target = code // nodes, code % nodes
-        # Link length: distance between the block centres [m].
-        weight = np.hypot(source // cols - target // cols,
-                          source % cols - target % cols) * f * resolution
-        self.graph = csr_matrix((weight, (source, target)), shape=(nodes, nodes))
+        # The same block pair is found through several offsets: keep each link once, with
+        # its best level.
+        code = np.minimum(source, target) * nodes + np.maximum(source, target)
+        order = np.lexsort((-best.astype(np.int64), code))
+        code, best = code[order], best[order]
+        first = np.concatenate([[True], code[1:] != code[:-1]]) if len(code) else code > 0
+        code, best = code[first], best[first]
+        return code // nodes, code % nodes, best
 
     def block(self, cell_rc: Sequence[int]) -> int:
         """Return the node index of the block holding the (row, col) cell."""
@@ -180,7 +217,7 @@ class BlockGraph:
             ends = np.argwhere(in_block)
             if len(ends) == 0:
                 return None
-        mcp = MCP_Geometric(np.where(passable, 1.0, np.inf))
+        mcp = MCP_Geometric(np.where(passable, self.costs[r0:r1, c0:c1], np.inf))
         costs, _ = mcp.find_costs([(start_rc[0] - r0, start_rc[1] - c0)], ends=ends,
                                   find_all_ends=False)
         end_costs = costs[ends[:, 0], ends[:, 1]]

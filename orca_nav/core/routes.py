@@ -4,19 +4,27 @@ Route planning on an occupancy grid, and route following helpers (no ROS).
 A :class:`RoutePlanner` plans, for robots of one radius (``clearance``), routes from starts to
 goals through the free space of a :class:`~orca_nav.core.grid.GridMap`:
 
-1. the map's obstacles are grown by ``clearance`` (``grid.blocked``); the free cells are split
-   into 8-connected components, so a goal in another component is ``no_path`` at once;
-2. a cost-to-go field is computed from the goal cell with ``skimage.graph.MCP_Geometric``
-   (cost 1 per free cell, 8-neighbour moves, blocked cells impassable), shared by all robots
-   heading for the same goal cell; the cell path is the field's traceback from the start;
-3. the cell path is shortcut greedily with a conservative line-of-sight test (an any-angle-like
-   polyline), and its ends are replaced by the exact start and goal.
+1. lethal cells: the map's obstacles grown by ``clearance`` (plus ``tolerance`` cells; half a
+   cell is where the robot's true disc touches an obstacle cell) (``grid.blocked``); the free
+   cells are split into 8-connected components, so a goal in another component is ``no_path``
+   at once (naming the narrowest passage on the way when one is too narrow);
+2. a cost field (:func:`route_costs`, Nav2's inflation layer in spirit): a free cell costs 1,
+   more near obstacles: much more within ``clearance + margin`` (the distance routes keep
+   where there is room), then a cost that decays out to ``inflation_band`` beyond it;
+3. a cost-to-go field is computed from the goal cell with ``skimage.graph.MCP_Geometric``
+   (8-neighbour moves, lethal cells impassable), shared by all robots heading for the same goal
+   cell; the cell path is the field's traceback from the start: the cheapest, so through the
+   middle of a narrow door and with the full margin where there is room;
+4. the cell path is shortcut greedily with a conservative line-of-sight test (an any-angle-like
+   polyline) that keeps the clearance of the stretch it replaces, and its ends are replaced by
+   the exact start and goal.
 
 Large maps (more than ``max_fine_cells`` cells) are searched hierarchically: a Dijkstra search
 on a graph of f x f blocks (two blocks are linked when two 8-adjacent free cells straddle their
-border, so walls do not leak) gives the corridor, and MCP refines it on the full-resolution grid
-in short windows along the corridor (:mod:`orca_nav.core.blockgraph`); if a window fails, the
-full-resolution field is used.
+border, so walls do not leak, and narrow doors stay open; a link that only cells within the
+margin cross costs more) gives the corridor, and MCP refines it on the full-resolution cost
+field in short windows along the corridor (:mod:`orca_nav.core.blockgraph`); if a window fails,
+the full-resolution field is used.
 
 A start inside the inflated zone (a robot squeezed against a wall) is connected to the nearest
 free cell of the goal's component within a few clearances; a goal in the inflated zone (but not
@@ -29,7 +37,9 @@ is at (c, r) and the cell spans [c - 0.5, c + 0.5] x [r - 0.5, r + 0.5].
 
 Example::
 
-    planner = RoutePlanner(grid, clearance=0.25)
+    planner = RoutePlanner(grid, clearance=0.25)    # shortest, 0.25 m from obstacle centres
+    planner = RoutePlanner(grid, clearance=0.2, tolerance=0.5, margin=0.15,
+                           inflation_band=0.3)     # a robot of radius 0.2: costs
     route = planner.plan(start=(1.0, 2.0), goal=(8.0, 9.5))     # raises Unreachable
     # Following the route: orca_nav.core.follow.follow_routes (the whole fleet at once).
 """
@@ -77,6 +87,18 @@ LOS_BATCH_SAMPLES = 1_000_000
 # next one twice as many), at most this many sampled points per window.
 SHORTCUT_WINDOW_SAMPLES = 16
 
+# Route costs (Nav2's inflation layer in spirit, see route_costs): a free cell costs 1 per cell
+# crossed; one nearer to an obstacle than the preferred clearance (radius + margin) NEAR_COST
+# more, so routes keep the margin wherever there is room; on top, a cost that decays from
+# DECAY_WEIGHT at the preferred clearance at the rate cost_scaling_factor (and grows toward the
+# walls inside it, so the middle of a narrow door is the cheapest way through).
+NEAR_COST = 10.0
+DECAY_WEIGHT = 1.0
+DEFAULT_COST_SCALING = 10.0    # [1/m]
+# [cells] lethal tolerance for robots of a true radius: a cell centre within radius + half a
+# cell of an obstacle cell's centre is a disc that touches the obstacle cell.
+LETHAL_TOLERANCE_CELLS = 0.5
+
 UNREACHABLE_REASONS = ('goal_outside_map', 'goal_in_obstacle', 'start_outside_map', 'no_path')
 
 
@@ -112,15 +134,18 @@ class Route:
 # --- line of sight ----------------------------------------------------------------------------
 
 def _segments_clear(mask: np.ndarray, a: np.ndarray, b: np.ndarray,
-                    half_width: float = LOS_HALF_WIDTH, step: float = LOS_STEP) -> np.ndarray:
+                    half_width: float = LOS_HALF_WIDTH, step: float = LOS_STEP,
+                    need: Optional[np.ndarray] = None) -> np.ndarray:
     """
     Return (K,) bool: whether each segment a[k] -> b[k] avoids every True cell of ``mask``.
 
     Inputs:
-        mask: (H, W) bool, True for cells to avoid; off the mask counts as True
+        mask: (H, W) bool, True for cells to avoid; off the mask counts as True. With
+            ``need``, an (H, W) float distance field instead [cells]
         a, b: (K, 2) float cell coordinates (column, row) of the segment ends
         half_width, step: samples every ``step`` cells along the longer axis, each checking
             the cells within ``half_width`` (Chebyshev) of it [cells]
+        need: (K,) [cells] or None: segment k avoids the cells whose distance is below need[k]
 
     With the defaults it is conservative: a segment that touches a True cell, even at a
     corner, is not clear. With half_width 0 and a small step it only tells whether the
@@ -155,7 +180,10 @@ def _segments_clear(mask: np.ndarray, a: np.ndarray, b: np.ndarray,
             for dy in (-half_width, half_width):
                 row = np.floor(points[:, 1] + dy + 0.5).astype(np.int64)
                 row_out = (row < 0) | (row >= height)
-                hit |= col_out | row_out | mask[np.clip(row, 0, height - 1), col]
+                cell = mask[np.clip(row, 0, height - 1), col]
+                if need is not None:
+                    cell = cell < need[segment]
+                hit |= col_out | row_out | cell
         clear[first:last] = np.bincount(segment - first, weights=hit,
                                         minlength=last - first) == 0
         first = last
@@ -178,9 +206,15 @@ def line_of_sight(blocked: np.ndarray, a_cell: ArrayLike, b_cell: ArrayLike) -> 
                                 np.asarray(b_cell, dtype=float)[np.newaxis])[0])
 
 
-def _farthest_visible(blocked: np.ndarray, points: np.ndarray, index: int) -> int:
+def _farthest_visible(blocked: np.ndarray, points: np.ndarray, index: int,
+                      levels: Optional[np.ndarray] = None,
+                      runs: Optional[np.ndarray] = None) -> int:
     """
     Return the farthest j > index visible from points[index] (index + 1 if none is).
+
+    With ``levels`` (K,) [cells], ``blocked`` is a distance field [cells] and j is visible
+    when the segment keeps min(levels[index..j]) from obstacles (the clearance of the path it
+    replaces), and, with ``runs`` (K,) int, when points j and index are of the same run.
 
     The following points are tested in windows that double in size while some tested point
     of the latest window is visible (so the points behind a long hidden stretch are not
@@ -189,10 +223,17 @@ def _farthest_visible(blocked: np.ndarray, points: np.ndarray, index: int) -> in
     """
     count = len(points)
     origin = points[index:index + 1]
+    need = None
+    if levels is not None:
+        need = np.full(count, np.inf)
+        need[index:] = np.minimum.accumulate(levels[index:])
+        if runs is not None:
+            need[runs != runs[index]] = np.inf
 
     def visible(candidates):
         return _segments_clear(blocked, np.repeat(origin, len(candidates), axis=0),
-                               points[candidates])
+                               points[candidates],
+                               need=None if need is None else need[candidates])
 
     best, next_tested = index + 1, index + 2
     low, window = index + 2, SHORTCUT_WINDOW_SAMPLES
@@ -215,7 +256,8 @@ def _farthest_visible(blocked: np.ndarray, points: np.ndarray, index: int) -> in
     return best
 
 
-def shortcut(blocked: np.ndarray, cells: ArrayLike) -> np.ndarray:
+def shortcut(blocked: np.ndarray, cells: ArrayLike, levels: Optional[ArrayLike] = None,
+             runs: Optional[ArrayLike] = None) -> np.ndarray:
     """
     Shorten a cell path by greedy line-of-sight shortcutting (any-angle-like).
 
@@ -223,8 +265,16 @@ def shortcut(blocked: np.ndarray, cells: ArrayLike) -> np.ndarray:
     ``blocked``); when none is, keep the next point (the original path step).
 
     Inputs:
-        blocked: (H, W) bool mask, True where the robot may not be
+        blocked: (H, W) bool mask, True where the robot may not be; with ``levels``, the
+            (H, W) distance field [cells] (GridMap.distance_cells)
         cells: (K, 2) (column, row) cells or cell coordinates of the path
+        levels: (K,) [cells] or None: the clearance each point of the path asks for; a
+            shortcut from point i to point j keeps min(levels[i..j]) from obstacles, so it is
+            never nearer to a wall than the stretch of path it replaces (through the middle
+            of a narrow door, wide of the walls where the path was)
+        runs: (K,) int or None (with ``levels``): a shortcut joins points of one run only
+            (the planner's runs: stretches in the open, stretches through a narrow place,
+            so a route enters a narrow door along its path, not at a slant from afar)
 
     Output:
         (K', 2) the kept points (a subset of ``cells`` in order, first and last included).
@@ -233,10 +283,12 @@ def shortcut(blocked: np.ndarray, cells: ArrayLike) -> np.ndarray:
     if len(cells) <= 2:
         return cells.copy()
     points = cells.astype(float)
+    levels = None if levels is None else np.asarray(levels, dtype=float)
+    runs = None if runs is None else np.asarray(runs)
     kept = [0]
     # A loop over route waypoints: each pass jumps to a later kept point.
     while kept[-1] < len(points) - 1:
-        kept.append(_farthest_visible(blocked, points, kept[-1]))
+        kept.append(_farthest_visible(blocked, points, kept[-1], levels, runs))
     return cells[kept]
 
 
@@ -293,49 +345,76 @@ def _nearest_free_cell(free: np.ndarray, obstacles: np.ndarray, labels: np.ndarr
 
 class RoutePlanner:
     """
-    Plan routes for robots of one radius through a map's free space.
+    Plan routes for robots of one radius through a map's free space, cheapest by a cost field.
 
     Fields:
         grid: the map
-        clearance: robot radius [m] kept from obstacle cell centres
-        blocked: (H, W) bool, ``grid.blocked(clearance)`` (read-only)
+        clearance: robot radius [m]: cells whose centre is within ``clearance`` + ``tolerance``
+            cells of an obstacle cell's centre are lethal (with tolerance 0.5, exactly the
+            cells where the true disc would overlap the obstacle cell)
+        margin: [m] beyond the clearance, the distance routes keep where there is room
+        inflation_band, cost_scaling_factor: the decaying cost beyond clearance + margin
+            (see :func:`route_costs`)
+        blocked: (H, W) bool, the lethal cells (read-only)
         free: (H, W) bool, its complement: the cells a robot centre may occupy (read-only)
+        costs: (H, W) float, the cost of crossing each cell (inf where blocked; read-only)
         cost_to_go_computed: number of cost-to-go fields computed so far (cache misses; on a
             large map, block-graph fields and full-resolution fallbacks both count)
         full_grid_fallbacks: routes of a large map that needed the full-resolution field
             because the block corridor held no path
+
+    With margin 0 and inflation_band 0 every free cell costs the same: the shortest route
+    that keeps ``clearance`` + ``tolerance`` cells from obstacle cell centres.
     """
 
-    def __init__(self, grid: GridMap, clearance: float, *,
+    def __init__(self, grid: GridMap, clearance: float, *, margin: float = 0.0,
+                 inflation_band: float = 0.0,
+                 cost_scaling_factor: float = DEFAULT_COST_SCALING, tolerance: float = 0.0,
                  max_fine_cells: int = FINE_MAX_CELLS,
                  cache_size: int = DEFAULT_CACHE_SIZE) -> None:
         """
-        Inflate the map and prepare the search.
+        Inflate the map, weigh its cells and prepare the search.
 
         Inputs:
             grid: the map
             clearance: robot radius [m]
+            margin: [m] routes keep clearance + margin from obstacles where there is room
+            inflation_band: [m] the cost decays out to clearance + margin + inflation_band
+            cost_scaling_factor: [1/m] how fast it decays (Nav2's cost_scaling_factor)
+            tolerance: [cells] the lethal zone's extra width (0.5: where the disc touches)
             max_fine_cells: maps with more cells are searched on the block graph first
             cache_size: number of full-resolution cost-to-go fields kept
         """
         self.grid = grid
         self.clearance = float(clearance)
-        self.blocked = grid.blocked(self.clearance)
+        self.margin = max(float(margin), 0.0)
+        self.inflation_band = max(float(inflation_band), 0.0)
+        self.cost_scaling_factor = float(cost_scaling_factor)
+        self.tolerance = max(float(tolerance), 0.0)
+        resolution = grid.resolution
+        self._lethal = self.clearance + self.tolerance * resolution   # [m] centre distance
+        self.blocked = grid.blocked(self._lethal)
         self.free = ~self.blocked
         self.free.setflags(write=False)
         # 8-connected components of the free space: same connectivity as the MCP moves.
         self._labels, _ = ndimage.label(self.free, structure=np.ones((3, 3), dtype=bool))
+        self.costs, roomy = route_costs(grid.distance_cells() * resolution, self.free,
+                                        self.clearance + self.margin, self.inflation_band,
+                                        self.cost_scaling_factor)
+        # [cells] a shortcut keeps at most this from obstacles (more is not asked for).
+        self._level_cap = max(self.clearance + self.margin, self._lethal) / resolution + 1e-6
         self.cost_to_go_computed = 0
         self.full_grid_fallbacks = 0
         self._cache_size = max(1, int(cache_size))
         self._fields = OrderedDict()           # goal (row, col) -> (MCP, (H, W) costs [m])
         self._block_fields = OrderedDict()     # goal block -> (distance, predecessor)
-        self._mcp_costs = None
+        self._passages = {}                    # (start label, goal label) -> no_path detail
         self._blocks = None
-        factor = coarse_factor(self.clearance, grid.resolution)
+        factor = coarse_factor(self._lethal, resolution)
         if grid.occupied.size > max_fine_cells and factor >= 2:
             # Large map: the block graph guides the search (built now, with the inflation).
-            self._blocks = BlockGraph(self.free, factor, grid.resolution)
+            self._blocks = BlockGraph(self.free, factor, resolution, costs=self.costs,
+                                      roomy=roomy, near_cost=1.0 + NEAR_COST)
 
     # --- public API ---------------------------------------------------------------------------
 
@@ -393,9 +472,10 @@ class RoutePlanner:
         """
         Return the (H, W) cost-to-go [m] from every cell to ``goal`` (2,) [m] (read-only).
 
-        Path length along 8-neighbour moves between free cell centres; inf on blocked cells
-        and where the goal cannot be reached. Cached per goal cell. A goal within clearance of
-        a wall is snapped as in plan(). On a large map this is a full-resolution search (about
+        Path cost along 8-neighbour moves between free cell centres: the length weighted by
+        ``costs`` (the path length when every free cell costs 1); inf on blocked cells and
+        where the goal cannot be reached. Cached per goal cell. A goal within clearance of a
+        wall is snapped as in plan(). On a large map this is a full-resolution search (about
         2 s for 4 M cells), which plan() avoids.
 
         Errors:
@@ -431,15 +511,18 @@ class RoutePlanner:
                               f'{self.clearance} m of obstacles, no free cell nearby')
         return cell
 
-    def _start_cell(self, start: np.ndarray, goal_label: int) -> Tuple[int, int]:
+    def _start_cell(self, start: np.ndarray, goal_label: int,
+                    goal_rc: Tuple[int, int]) -> Tuple[int, int]:
         """Return the free (row, col) cell a start [m] is planned from, or raise Unreachable."""
         if not np.all(np.isfinite(start)) or not self.grid.inside(start)[0]:
             raise Unreachable('start_outside_map', f'start {start.tolist()} is off the map')
         col, row = self.grid.world_to_cell(start)[0]
         if self.free[row, col]:
             if self._labels[row, col] != goal_label:
-                # Free start in another component than the goal's: walls separate them.
-                raise Unreachable('no_path', f'no path from {start.tolist()} to the goal')
+                # Free start in another component than the goal's: walls separate them, or a
+                # passage narrower than the robot.
+                raise Unreachable('no_path', f'no path from {start.tolist()} to the goal'
+                                  + self._passage((int(row), int(col)), goal_rc))
             return int(row), int(col)
         # Start squeezed within clearance of a wall (or in it): join the goal's component.
         cell = _nearest_free_cell(self.free, self.grid.obstacles, self._labels,
@@ -447,8 +530,81 @@ class RoutePlanner:
                                   self._snap_radius(START_SNAP_CLEARANCES), goal_label)
         if cell is None:
             raise Unreachable('no_path', f'start {start.tolist()} is blocked and no free cell '
-                              'leading to the goal is near it')
+                              'leading to the goal is near it'
+                              + self._passage((int(row), int(col)), goal_rc))
         return cell
+
+    def _passage(self, start_rc: Tuple[int, int], goal_rc: Tuple[int, int]) -> str:
+        """
+        Return ': the narrowest passage ...' naming what separates two cells, or ''.
+
+        The widest way from one to the other (the path whose nearest obstacle is farthest)
+        is found by bisection on the distance field; its narrowest point is the passage
+        that is too narrow. '' when walls separate the cells (or the start is in a wall).
+        """
+        distance = self.grid.distance_cells()
+        if distance[start_rc] <= 0.0:
+            return ''
+        key = (int(self._labels[start_rc]), int(self._labels[goal_rc]))
+        if key[0] > 0 and key in self._passages:
+            return self._passages[key]
+        eight = np.ones((3, 3), dtype=bool)
+
+        def joined(level):
+            labels, _ = ndimage.label(distance >= level, structure=eight)
+            return labels[start_rc] == labels[goal_rc] != 0
+
+        top = min(distance[start_rc], distance[goal_rc],
+                  self._lethal / self.grid.resolution + 1.0)
+        levels = np.sqrt(np.arange(1, int(math.ceil(top * top)) + 1))
+        levels = levels[levels <= top]
+        if len(levels) == 0 or not joined(levels[0]):
+            detail = ': walls separate them'
+        else:
+            low, high = 0, len(levels) - 1      # joined at levels[low]
+            while low < high:
+                mid = (low + high + 1) // 2
+                low, high = (mid, high) if joined(levels[mid]) else (low, mid - 1)
+            level = levels[low]
+            mcp = MCP_Geometric(np.where(distance >= level, 1.0, np.inf))
+            mcp.find_costs([goal_rc], ends=[start_rc])
+            cells = np.array(mcp.traceback(start_rc))
+            narrow = cells[int(np.argmin(distance[cells[:, 0], cells[:, 1]]))]
+            x, y = self.grid.cell_to_world(narrow[::-1])[0]
+            resolution = self.grid.resolution
+            width = self._width_at(narrow, level) * resolution
+            need = 2.0 * (self._lethal - 0.5 * resolution)
+            detail = (f': the narrowest passage on the way, near ({x:.2f}, {y:.2f}), is about '
+                      f'{width:.2f} m wide; this robot needs more than {need:.2f} m')
+        if key[0] > 0:
+            self._passages[key] = detail
+        return detail
+
+    def _width_at(self, cell: np.ndarray, level: float) -> float:
+        """
+        Return the width [cells] of the passage at a (row, col) cell ``level`` cells from walls.
+
+        Face to face through the cell, along the line from its nearest obstacle cell: the
+        distances to that one and to the first obstacle cell on the other side, less a cell.
+        """
+        obstacles = self.grid.obstacles
+        height, width = obstacles.shape
+        reach = int(math.ceil(level)) + 1
+        r0, c0 = max(cell[0] - reach, 0), max(cell[1] - reach, 0)
+        rows, cols = np.nonzero(obstacles[r0:cell[0] + reach + 1, c0:cell[1] + reach + 1])
+        if len(rows) == 0:
+            return 2.0 * level - 1.0
+        offsets = np.stack([rows + r0 - cell[0], cols + c0 - cell[1]], axis=1)
+        near = offsets[int(np.argmin(np.hypot(*offsets.T)))]
+        away = -near / np.hypot(*near)
+        step = 0.5
+        # A loop over half-cell steps across the passage (a few cells).
+        for k in range(1, int(4 * level / step) + 2):
+            row, col = np.floor(cell + k * step * away + 0.5).astype(np.int64)
+            if not (0 <= row < height and 0 <= col < width) or obstacles[row, col]:
+                far = np.hypot(row - cell[0], col - cell[1])
+                return float(np.hypot(*near) + far - 1.0)
+        return 2.0 * level - 1.0
 
     # --- search -------------------------------------------------------------------------------
 
@@ -458,9 +614,7 @@ class RoutePlanner:
         if entry is not None:
             self._fields.move_to_end(goal_rc)
             return entry
-        if self._mcp_costs is None:
-            self._mcp_costs = np.where(self.free, 1.0, np.inf)
-        mcp = MCP_Geometric(self._mcp_costs)
+        mcp = MCP_Geometric(self.costs)
         costs, _ = mcp.find_costs([goal_rc])
         costs = costs * self.grid.resolution
         costs.setflags(write=False)
@@ -500,9 +654,28 @@ class RoutePlanner:
         field = self._block_field(self._blocks.block(goal_rc))
         return self._blocks.corridor_cells(start_rc, goal_rc, field, self._labels)
 
+    def _levels(self, path: np.ndarray) -> np.ndarray:
+        """
+        Return the (K,) clearance [cells] each point of a (K, 2) (column, row) path asks for.
+
+        The distance from its cell's centre to the nearest obstacle cell's, at most the
+        clearance + margin the routes keep where there is room; that much on a blocked cell
+        (an exact start or goal within clearance of a wall, which sees nothing then: its
+        route goes by the free cell it was snapped to).
+        """
+        distance = self.grid.distance_cells()
+        height, width = distance.shape
+        cell = np.floor(path + 0.5).astype(np.int64)
+        inside = ((cell[:, 0] >= 0) & (cell[:, 0] < width)
+                  & (cell[:, 1] >= 0) & (cell[:, 1] < height))
+        level = np.full(len(path), self._level_cap)
+        rows, cols = cell[inside, 1], cell[inside, 0]
+        level[inside] = np.where(self.free[rows, cols], distance[rows, cols], self._level_cap)
+        return np.minimum(level, self._level_cap)
+
     def _route(self, start: np.ndarray, goal: np.ndarray, goal_rc: tuple) -> Route:
         """Plan one route to a goal whose planning cell is known; raise Unreachable."""
-        start_rc = self._start_cell(start, self._labels[goal_rc])
+        start_rc = self._start_cell(start, self._labels[goal_rc], goal_rc)
         # Large map: along the block graph's corridor first.
         cells = self._coarse_cells(start_rc, goal_rc) if self._blocks is not None else None
         if cells is None:
@@ -513,7 +686,12 @@ class RoutePlanner:
         path = cells[:, ::-1].astype(float)     # (column, row)
         path = np.concatenate([self._cell_coordinates(start)[np.newaxis], path,
                                self._cell_coordinates(goal)[np.newaxis]])
-        kept = shortcut(self.blocked, path)
+        # Shortcuts keep the clearance of the path they replace (at most clearance + margin),
+        # and do not join a point in the open to one in a narrow place.
+        levels = self._levels(path)
+        narrow = levels < self._level_cap
+        runs = np.cumsum(np.concatenate([[0], narrow[1:] != narrow[:-1]]))
+        kept = shortcut(self.grid.distance_cells(), path, levels, runs)
         points = self.grid.local_to_world(kept + 0.5)
         points[0], points[-1] = start, goal
         # Drop repeated points (e.g. the start at its cell centre), keeping both ends.
@@ -522,3 +700,36 @@ class RoutePlanner:
         points = points[keep]
         points.setflags(write=False)
         return Route(points, float(np.sum(np.hypot(*np.diff(points, axis=0).T))))
+
+
+def route_costs(distance: np.ndarray, free: np.ndarray, preferred: float, band: float,
+                scaling: float) -> Tuple[np.ndarray, np.ndarray]:
+    """
+    Return ((H, W) cost of crossing each cell, (H, W) bool cells that keep ``preferred``).
+
+    Inputs:
+        distance: (H, W) [m] from each cell's centre to the nearest obstacle cell's centre
+        free: (H, W) bool, the cells a robot centre may occupy (the rest costs inf)
+        preferred: [m] the distance routes keep where there is room (radius + margin)
+        band: [m] the decaying cost reaches out to preferred + band
+        scaling: [1/m] its decay rate
+
+    Like Nav2's inflation layer: a free cell costs 1 (per cell crossed), plus
+    DECAY_WEIGHT * exp(-scaling * (distance - preferred)) within preferred + band (larger
+    toward the walls: a route takes the middle of a passage), plus NEAR_COST where it is
+    within ``preferred`` (a route enters the margin only where there is no room to keep it,
+    e.g. through a narrow door, unless the way round is many times longer).
+    """
+    costs = np.full(distance.shape, np.inf)
+    costs[free] = 1.0
+    roomy = free & (distance > preferred + 1e-9)
+    if band <= 0.0 and not np.any(free & ~roomy):
+        costs.setflags(write=False)
+        return costs, roomy
+    excess = distance - preferred
+    decayed = free & (excess <= band)
+    costs[decayed] += DECAY_WEIGHT * np.exp(np.minimum(-scaling * excess[decayed], 50.0))
+    costs[free & ~roomy] += NEAR_COST
+    costs.setflags(write=False)
+    roomy.setflags(write=False)
+    return costs, roomy

@@ -259,8 +259,17 @@ FLEET_PARAMS = (
     _p('max_map_cells', 25_000_000, 'integer',
        'Maps with more cells are rejected (memory and planning time)', range=(1, 400_000_000)),
     _p('route_margin', 0.1, 'double',
-       'Routes keep each robot radius plus this from occupied cells [m]; larger: farther from '
-       'walls, but narrow doors may become impassable', range=(0.0, 5.0)),
+       'Routes keep each robot radius (with safety_margin) plus this from occupied cells where '
+       'there is room [m]; a passage narrower than that is still taken, through its middle, if '
+       "the robot's true disc fits (nearer is dearer, lethal only where the disc touches)",
+       range=(0.0, 5.0)),
+    _p('route_inflation_band', 0.3, 'double',
+       'Like Nav2 inflation_radius, relative: beyond radius + safety_margin + route_margin the '
+       'cost of a route cell decays out to this much farther [m]; larger: routes keep to the '
+       'middle of wider corridors', range=(0.0, 5.0)),
+    _p('route_cost_scaling_factor', 10.0, 'double',
+       'Like Nav2 cost_scaling_factor: how fast the route cost decays with the distance from '
+       'the walls [1/m]; smaller: routes stay farther from walls', range=(0.0, 100.0)),
     _p('route_lookahead', 1.0, 'double',
        'The preferred velocity points at a carrot this far ahead along the route [m] (pulled '
        'back while out of sight on the map)', range=(0.05, 50.0)),
@@ -594,7 +603,9 @@ def resolve(values):
     navigation = NavigationConfig(
         route_lookahead=params.route_lookahead, progress_distance=params.progress_distance,
         progress_timeout=params.progress_timeout, route_margin=params.route_margin,
-        map_walls=params.map_walls)
+        map_walls=params.map_walls, route_inflation_band=params.route_inflation_band,
+        route_cost_scaling_factor=params.route_cost_scaling_factor,
+        safety_margin=tuple(fleet.safety_margin[:fleet.n_controlled].tolist()))
     return Settings(params=params, fleet=fleet, navigation=navigation, values=dict(values))
 
 
