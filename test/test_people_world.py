@@ -46,6 +46,7 @@ def run_walker_world(name, drive, track, seed=0, timeout=60.0, goal_time=0.0, pe
         differential=np.full(n, drive == 'differential'),
         lookahead=np.full(n, 0.1 if drive == 'differential' else 0.0),
         odom_offset=np.zeros((n, 3)), period=0.1, safety_margin=0.05, scan_enabled=True,
+        latency_compensation=False,
         people=(people or PeopleConfig()) if track else None)
     ctrl = FleetController(cfg, NavigationConfig(), InlineExecutor())
     rng = np.random.default_rng(seed)

@@ -357,13 +357,14 @@ class FleetController:
                                      known_people.at(inputs.people_time, now + lead)]),
                      np.concatenate([moving.velocity, known_people.velocity]),
                      np.concatenate([moving.radius, known_people.radius]))
-            # The margin from who does not avoid (person_margin from people, safety_margin
-            # from an observed robot) is a preference (it yields before a robot is left
-            # without a move); such agents are looked for as far ahead as a walker's speed
-            # needs. Between our robots safety_margin stays part of the disc: with
-            # acceleration limits, robots whose margins yielded touched (two_rooms, 0.02 m).
+            # Margins are preferences: they yield before a robot is left without a move (a
+            # door the true disc passes, a gap between people). A robot's safety_margin
+            # yields against walls only; against every agent it stays part of the disc (with
+            # acceleration limits, robots whose margins yielded touched: two_rooms, 0.02 m).
+            # person_margin and the margins of robots that do not avoid yield; those are
+            # looked for as far ahead as a walker's speed needs.
             yields = ~self.give_way.reciprocates(cfg)
-            margin = np.where(yields, cfg.safety_margin, 0.0)
+            margin = np.broadcast_to(cfg.safety_margin, (cfg.n,))
             horizon = np.where(yields, cfg.person_time_horizon, cfg.time_horizon)
             reach = np.where(yields, cfg.person_neighbor_dist, cfg.neighbor_dist)
 
@@ -378,14 +379,14 @@ class FleetController:
                     np.concatenate([orca_pos[rows], extra[0]]),
                     np.concatenate([orca_vel[rows], extra[1]]),
                     np.concatenate([all_pref[rows], extra[1]]),
-                    np.concatenate([np.where(yields, contact_radius, orca_radius)[rows],
-                                    extra[2]]),
+                    np.concatenate([contact_radius[rows], extra[2]]),
                     np.concatenate([cfg.max_speed[rows], speed]), time_step=cfg.period,
                     margin=np.concatenate([margin[rows], cfg.person_margin * person]),
                     agent_horizon=np.concatenate([horizon[rows],
                                                   cfg.person_time_horizon * person]),
                     neighbor_reach=np.concatenate([reach[rows],
                                                    cfg.person_neighbor_dist * person]),
+                    keep_margin=np.concatenate([~yields[rows], np.zeros(k, bool)]),
                     neighbor_dist=cfg.neighbor_dist,
                     max_neighbors=cfg.max_neighbors, time_horizon=cfg.time_horizon,
                     time_horizon_obst=cfg.time_horizon_obst, obstacles=obstacles,

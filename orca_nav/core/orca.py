@@ -674,16 +674,25 @@ def _agent_lines(lines, n, i, positions, velocities, radius, agent_nbrs, inv_th,
 
 
 @njit(cache=True)
+def _pair_margin(soft, i, j, scale):
+    """Return the margin [m] a pair keeps at this scale: a kept one whole, others scaled."""
+    margin = soft[0]
+    keep = soft[4]
+    return ((margin[i] if keep[i] else scale * margin[i])
+            + (margin[j] if keep[j] else scale * margin[j]))
+
+
+@njit(cache=True)
 def _agent_lines_soft(lines, n, i, positions, velocities, radius, agent_nbrs, soft, scale,
                       inv_dt, cases, shares, nbr_vel):
     """
     ``_agent_lines`` with margins, per-agent horizons and look-ahead ranges (``soft``).
 
-    soft : (margin, horizon, reach, cap), see ``solve_all``. A pair keeps
-    ``scale x (margin_i + margin_j)`` beyond the contact radii, looks ``max(horizon_i,
-    horizon_j)`` ahead and counts only within ``max(reach_i, reach_j)``.
+    soft : (margin, horizon, reach, cap, keep), see ``solve_all``. A pair keeps
+    ``_pair_margin`` beyond the contact radii (a kept margin whole, others x scale), looks
+    ``max(horizon_i, horizon_j)`` ahead and counts only within ``max(reach_i, reach_j)``.
     """
-    margin, horizon, reach, _ = soft
+    margin, horizon, reach, _, _ = soft
     for k in range(agent_nbrs.shape[1]):
         j = agent_nbrs[i, k]
         if j < 0:
@@ -704,7 +713,7 @@ def _agent_lines_soft(lines, n, i, positions, velocities, radius, agent_nbrs, so
         lx, ly, ldx, ldy, cases[k] = agent_line(
             rel_x, rel_y, velocities[i, 0] - vj_x, velocities[i, 1] - vj_y,
             velocities[i, 0], velocities[i, 1],
-            radius[i] + radius[j] + scale * (margin[i] + margin[j]),
+            radius[i] + radius[j] + _pair_margin(soft, i, j, scale),
             1.0 / max(horizon[i], horizon[j]), inv_dt, 1.0 if i < j else -1.0, share)
         n = _put(lines, n, lx, ly, ldx, ldy)
     return n
@@ -787,8 +796,10 @@ def solve_all(positions, velocities, prefs, radius, max_speed, agent_nbrs, obst_
         ``floor[i]`` receives ``reach_floor`` of the answer: how far ``brake_conflicts``
         may slow it down.
     soft : margins that yield and the escape. None: RVO2 (compiled without a trace of it). Or
-        (margin, horizon, reach, cap): (N,) [m] the margin each agent would like beyond its
-        contact radius ``radius``, (N,) [s] each agent's time horizon (a pair uses the
+        (margin, horizon, reach, cap, keep): (N,) [m] the margin each agent would like beyond
+        its contact radius ``radius`` (the margin of an agent that ``keep``s ((N,) bool) it
+        never yields against other agents, and its one-step lines include it; against
+        obstacles it does), (N,) [s] each agent's time horizon (a pair uses the
         larger; ``time_horizon`` is then unused), (N,) [m] how far each is looked for (a pair
         uses the larger), and cap [s]. The half-planes are built with the margins, then,
         while they conflict or leave no way forward (``STALL_FRACTION``), with half of them
@@ -861,7 +872,12 @@ def solve_all(positions, velocities, prefs, radius, max_speed, agent_nbrs, obst_
                         break
                     rel_x = positions[j, 0] - px
                     rel_y = positions[j, 1] - py
-                    hard_r = (radius[i] + radius[j]) * (1.0 + HARD_MARGIN)
+                    hard_r = radius[i] + radius[j]
+                    if soft is not None:
+                        # The margins as far as they are always kept: perception and
+                        # prediction err.
+                        hard_r += _pair_margin(soft, i, j, MARGIN_SCALES[-1])
+                    hard_r *= 1.0 + HARD_MARGIN
                     reach = hard_r + (max_speed[i] + max_speed[j]) * time_step
                     if rel_x * rel_x + rel_y * rel_y >= reach * reach:
                         continue

@@ -244,7 +244,8 @@ def compute_velocities(positions: ArrayLike, velocities: ArrayLike, pref_velocit
                        accel_from: Optional[ArrayLike] = None,
                        margin: Optional[ArrayLike] = None,
                        agent_horizon: Optional[ArrayLike] = None,
-                       neighbor_reach: Optional[ArrayLike] = None) -> np.ndarray:
+                       neighbor_reach: Optional[ArrayLike] = None,
+                       keep_margin: Optional[ArrayLike] = None) -> np.ndarray:
     """
     ORCA velocities for every agent at once (RVO2's ``computeNewVelocity`` for all agents).
 
@@ -304,6 +305,9 @@ def compute_velocities(positions: ArrayLike, velocities: ArrayLike, pref_velocit
         (``escape.escape_velocity``) instead of program 3's compromise, and with the guard,
         only pairs of two active agents are braked: standing still is no way out from a
         neighbour that does not avoid.
+    keep_margin : (N,) bool or None (none): such an agent's margin (a fleet's robot's
+        safety margin) is part of its disc against every other agent and never yields there
+        (its one-step lines include it); against obstacles it yields as above.
     Returns (N, 2) float64 new velocities, finite, with |v_i| <= max_speed_i.
     Raises ValueError when an argument is out of range or not finite.
     """
@@ -325,7 +329,8 @@ def compute_velocities(positions: ArrayLike, velocities: ArrayLike, pref_velocit
     responsibility, search_groups, search_ignore = _responsibility(n, weights, immovable,
                                                                    groups, ignore)
     reach_set = _reach_set(n, max_accel, max_decel, accel_from, velocities, time_step)
-    soft = _soft(n, margin, agent_horizon, neighbor_reach, time_horizon, neighbor_dist)
+    soft = _soft(n, margin, agent_horizon, neighbor_reach, time_horizon, neighbor_dist,
+                 keep_margin)
     if obstacles is None:
         obstacles = _no_obstacles()
     out = velocities.copy()
@@ -366,14 +371,17 @@ def compute_velocities(positions: ArrayLike, velocities: ArrayLike, pref_velocit
 
 def _soft(n: int, margin: Optional[ArrayLike], agent_horizon: Optional[ArrayLike],
           neighbor_reach: Optional[ArrayLike], time_horizon: float,
-          neighbor_dist: float) -> Optional[tuple]:
+          neighbor_dist: float, keep_margin: Optional[ArrayLike] = None) -> Optional[tuple]:
     """
     Check the soft-mode arguments of ``compute_velocities``.
 
     Returns None when all three are None (RVO2), else ``orca.solve_all``'s ``soft``:
-    (margin, horizon, reach, cap) with (N,) float arrays and cap the largest horizon [s].
+    (margin, horizon, reach, cap, keep) with (N,) float arrays, cap the largest horizon [s]
+    and keep (N,) bool.
     """
     if margin is None and agent_horizon is None and neighbor_reach is None:
+        if keep_margin is not None:
+            raise ValueError('keep_margin needs margin')
         return None
     out = []
     for name, value, default, lowest in (('margin', margin, 0.0, 0.0),
@@ -388,7 +396,9 @@ def _soft(n: int, margin: Optional[ArrayLike], agent_horizon: Optional[ArrayLike
             raise ValueError(f'{name} must be finite and {kind}, got {arr[~ok][0]!r}')
         out.append(np.ascontiguousarray(arr))
     cap = float(np.max(out[1])) if n else float(time_horizon)
-    return out[0], out[1], out[2], cap
+    keep = (np.zeros(n, bool) if keep_margin is None
+            else _check_flags('keep_margin', keep_margin, (n,)))
+    return out[0], out[1], out[2], cap, keep
 
 
 def _reach_set(n: int, max_accel: Optional[ArrayLike], max_decel: Optional[ArrayLike],
