@@ -12,8 +12,14 @@ PIP    := $(VENV)/bin/pip
 # reach real robots on a LAN by accident.
 export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 export PYTHONDONTWRITEBYTECODE := 1
+# numba's compiled kernels (cache=True) are kept here across runs, whichever copy of orca_nav
+# a process imports (the source tree or colcon's install tree, which `make test` rebuilds): a
+# cold cache costs about 30 s of compiling per process that needs every kernel. Git-ignored,
+# hidden (the linters skip it), not under .colcon/; `make clean` keeps it, `make clean-cache`
+# removes it.
+export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache
 
-.PHONY: venv venv-test demo test pytest pytest-fast colcon bench clean
+.PHONY: venv venv-test demo test pytest pytest-fast colcon bench clean clean-cache
 
 $(VENV)/.runtime: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -70,3 +76,6 @@ bench: venv-test
 
 clean:
 	rm -rf .colcon build install log .pytest_cache .hypothesis
+
+clean-cache:
+	rm -rf .numba_cache

@@ -1,11 +1,12 @@
 """
 Acceleration limits in the ORCA core: the reachable set, the solver with it, RVO2 without it.
 
-Without limits the answer must be RVO2's, bit for bit: against answers stored by the code before
-the limits (rvo2_mode_golden.py) and, on random scenes, every way of saying "no limit". With
-limits every answer must lie in the reachable set (checked against the polygon of
-``reach_lines`` and against the set's definition) and within max_speed; where max_speed itself
-is out of reach, the answer is the documented one.
+Without limits the setting is RVO2's and so is the answer: compared with RVO2 itself (pyrvo)
+within a tolerance on crowded scenes with obstacles, and, on random scenes, every way of saying
+"no limit" gives the same bits as none. With limits (not RVO2's setting) every answer must lie
+in the reachable set (checked against the polygon of ``reach_lines`` and against the set's
+definition) and within max_speed, plain, with the collision guard and with weights; where
+max_speed itself is out of reach, the answer is the documented one.
 """
 
 import math
@@ -13,19 +14,47 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 import numpy as np
-from orca_nav.core import compute_velocities
+from orca_nav.core import compute_velocities, Obstacles
 from orca_nav.core.orca import (brake_conflicts, MAX_REACH_LINES, reach_floor, reach_lines,
                                 REACH_MIN_HALF_ANGLE, REACH_SIDES)
+from orca_nav.testing import rvo2
 import pytest
 
-import rvo2_mode_golden as golden  # noqa: I100 -- test/ is on sys.path
-from test_core_properties import fleets  # noqa: I100
+from test_core_properties import fleets  # noqa: I100 -- test/ is on sys.path
 
 FAST = settings(max_examples=200, deadline=None, derandomize=True)
 # Rounding slack of the linear programs [m/s].
 TOL = 1e-9
 # The inscribed polygon keeps at least this fraction of the reach in every direction.
 INSCRIBED = math.cos(math.pi / REACH_SIDES)
+# Agreement with RVO2 (which computes in single precision): the share of agents within
+# RVO2_TOL [m/s] (test_core_rvo2.py's criterion), and a bound for every agent (measured on
+# CROWDS: 808 of 810 agents within 1.2e-5 m/s, the worst 1.5e-3 m/s).
+RVO2_TOL, RVO2_SHARE, RVO2_WORST = 1e-3, 0.99, 5e-3
+CROWDS = range(12)  # seeds of crowd(): 40 to 95 agents
+CROWD_PARAMS = {'time_step': 0.25, 'neighbor_dist': 4.0, 'max_neighbors': 6,
+                'time_horizon': 3.0, 'time_horizon_obst': 2.0}
+
+
+def crowd(seed):
+    """
+    Random crowd of 40 + 5 seed agents in 12 m x 12 m, two squares and a segment.
+
+    Some agents overlap (RVO2's overlap case). Returns positions, velocities, preferred
+    velocities (N, 2), radius, max_speed (N,), the obstacle polygons (the segment as a polygon
+    of two vertices, as RVO2 takes it) and random avoidance weights (N,).
+    """
+    rng = np.random.default_rng(1000 + seed)
+    n = 40 + 5 * seed
+    pos = rng.uniform(-6.0, 6.0, (n, 2))
+    vel = rng.normal(0.0, 0.8, (n, 2))
+    pref = rng.normal(0.0, 1.0, (n, 2))
+    radius = rng.uniform(0.2, 0.6, n)
+    max_speed = rng.uniform(0.5, 2.0, n)
+    square = np.array([[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]])
+    polygons = [square + rng.uniform(-5.0, 5.0, 2) for _ in range(2)]
+    polygons.append(np.array([[-6.0, -6.5], [6.0, -5.5]]))
+    return pos, vel, pref, radius, max_speed, polygons, rng.uniform(0.0, 1.0, n)
 
 
 def polygon(ref, accel_r, decel_r):
@@ -134,16 +163,22 @@ def test_reach_floor_is_the_slowest_scaling_still_reachable():
     assert reach_floor(lines, 0, 1.0, 0.0) == 0.0
 
 
-# ---------------------------------------------------------------- RVO2's path unchanged
+# ---------------------------------------------------------------- RVO2's setting: RVO2's answer
 
 
-def test_without_limits_the_answers_are_those_before_the_limits():
-    """Stored answers of the code before the limits: plain, guard, weights; the same bits."""
-    stored = np.load(golden.PATH)
-    now = golden.answers()
-    assert sorted(stored.files) == sorted(now)
-    for key in stored.files:
-        assert np.array_equal(stored[key], now[key]), key
+def test_without_limits_the_answers_are_rvo2s():
+    """RVO2's setting (no limits, no guard, equal shares): RVO2's velocities, crowds of 40-95."""
+    errors = []
+    for seed in CROWDS:
+        pos, vel, pref, radius, max_speed, polygons, _ = crowd(seed)
+        ours = compute_velocities(pos, vel, pref, radius, max_speed,
+                                  obstacles=Obstacles.build(polygons), **CROWD_PARAMS)
+        ref = rvo2.one_step(pos, vel, pref, radius, max_speed, polygons=polygons,
+                            **CROWD_PARAMS)
+        errors.append(np.hypot(*(ours - ref).T))
+    errors = np.concatenate(errors)
+    assert np.mean(errors <= RVO2_TOL) >= RVO2_SHARE, np.sort(errors)[-10:]
+    assert errors.max() <= RVO2_WORST, errors.max()
 
 
 @FAST
@@ -181,10 +216,15 @@ def test_answers_are_reachable_and_within_max_speed(fleet, guard, data):
     out = compute_velocities(pos, vel, pref, radius, max_speed, obstacles=obstacles,
                              collision_guard=guard, max_accel=accel, max_decel=decel,
                              accel_from=None if origin == 'velocities' else ref, **params)
-    assert out.shape == (n, 2) and np.all(np.isfinite(out))
+    assert out.shape == (n, 2)
+    assert_reachable(out, ref, accel, decel, max_speed, params['time_step'])
+
+
+def assert_reachable(out, ref, accel, decel, max_speed, dt):
+    """Every answer in the reach polygon, in the set by definition, or the documented one."""
+    assert np.all(np.isfinite(out))
     assert np.all(np.hypot(out[:, 0], out[:, 1]) <= max_speed + 1e-9)
-    dt = params['time_step']
-    for i in range(n):
+    for i in range(len(out)):
         accel_r = accel[i] * dt if accel[i] > 0 else np.inf
         decel_r = decel[i] * dt if decel[i] > 0 else np.inf
         speed = np.hypot(*ref[i])
@@ -197,6 +237,45 @@ def test_answers_are_reachable_and_within_max_speed(fleet, guard, data):
         if len(lines):
             assert np.all(violation(lines, out[i]) <= 1e-9 * scale), i
         assert in_model(out[i], ref[i], accel_r, decel_r, tol=1e-9 * scale), i
+
+
+@pytest.mark.parametrize('variant', ['plain', 'guard', 'weights', 'weights_guard'])
+def test_with_limits_crowds_get_reachable_answers(variant):
+    """
+    Crowds of 40-95 with obstacles, overlaps, the guard, weights: every answer reachable.
+
+    Without the guard the limits only cut: an agent whose answer without limits is inside its
+    reachable set (by 1e-6 m/s) gets that very answer (its linear program has one more
+    constraint that the optimum satisfies). The guard's second pass and last-resort braking
+    depend on the limits, so with it only reachability is checked.
+    """
+    kept = 0
+    for seed in CROWDS:
+        pos, vel, pref, radius, max_speed, polygons, weights = crowd(seed)
+        n = len(pos)
+        rng = np.random.default_rng(seed)
+        accel = rng.choice([0.0, 0.2, 1.0, 5.0], n)   # 0: that agent unlimited
+        decel = rng.choice([0.0, 0.5, 2.0, 5.0], n)
+        kwargs = {'collision_guard': variant.endswith('guard')}
+        if variant.startswith('weights'):
+            kwargs['weights'] = weights
+        obstacles = Obstacles.build(polygons)
+        out = compute_velocities(pos, vel, pref, radius, max_speed, obstacles=obstacles,
+                                 max_accel=accel, max_decel=decel, **CROWD_PARAMS, **kwargs)
+        assert out.shape == (n, 2)
+        dt = CROWD_PARAMS['time_step']
+        assert_reachable(out, vel, accel, decel, max_speed, dt)
+        if kwargs['collision_guard']:
+            continue
+        free = compute_velocities(pos, vel, pref, radius, max_speed, obstacles=obstacles,
+                                  **CROWD_PARAMS, **kwargs)
+        for i in range(n):
+            lines = polygon(vel[i], accel[i] * dt if accel[i] > 0 else np.inf,
+                            decel[i] * dt if decel[i] > 0 else np.inf)
+            if not len(lines) or np.all(violation(lines, free[i]) < -1e-6):
+                assert np.hypot(*(out[i] - free[i])) <= 1e-9, (seed, i, out[i], free[i])
+                kept += 1
+    assert kept >= 300 or variant.endswith('guard'), kept  # 315 and 318 measured
 
 
 def test_braking_toward_a_wall_at_max_decel():

@@ -2,8 +2,9 @@
 The demo: metrics, picture, launch plan, and real end-to-end runs.
 
 The end-to-end tests (marked slow) start the simulator and the orca_nav node as processes
-talking over real DDS (on loopback, domains 28..51) and check every scenario runs to completion
-without a collision at a small size; they read the results from the demo's --metrics-json.
+talking over real DDS (on loopback, domains 30, 36, 46 and 47): a few runs, one per drive and
+one with a map, for what only DDS can check; every scenario in both drives runs lock-stepped in
+test_scenario_worlds.py. They read the results from the demo's --metrics-json.
 """
 
 from concurrent.futures import ThreadPoolExecutor
@@ -302,6 +303,22 @@ def test_launch_file_builds_where_launch_ros_is_installed():
 
 
 # --- end to end -------------------------------------------------------------------------------
+#
+# Over DDS, only what only DDS can check: the simulator, the node and the demo as processes, the
+# default command and attach mode (one run per drive), the map latched by the simulator with
+# the routes the node publishes, and an observed robot the simulator drives and the node hears.
+# Whether every scenario arrives without contact, in both drives, is checked lock-stepped
+# (deterministic, faster than real time) with the same node parameters:
+#   every scenario, map scenarios included, and that a heavy robot keeps its line:
+#       test_scenario_worlds.py::test_every_robot_arrives_without_contact
+#   goals sent before the map comes (two_rooms differential, map 12 s late, and others):
+#       test_scan_world.py::test_robots_that_set_off_before_the_map_came_arrive
+#   an oblique wall only the scans show: test_scan_world.py::
+#       test_a_wall_only_the_scans_show_is_never_touched (and test_node_world.py, the node)
+#
+# The four runs start together when the first of their tests asks, two at a time: each is
+# three processes (demo, simulator, node) mostly waiting on real time, so two fit on two cores
+# without starving the 10 Hz control loop. Each run has its own domain.
 
 def _env(**extra):
     return dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST',
@@ -323,69 +340,20 @@ def _read_metrics(path):
         return None
 
 
-def _run_scenarios(runs, tmp_path, timeout=150):
-    """
-    Run the demo on each (scenario, robots, drive, domain[, more demo arguments]).
-
-    Returns the failure reports.
-    """
-    # Two runs at a time: each is three processes (demo, simulator, node) mostly waiting on
-    # real time, so two fit on two cores without starving the 10 Hz control loop.
-    def run(spec):
-        scenario, robots, drive, domain_id, *extra = spec
-        out, metrics = tmp_path / f'{domain_id}.png', tmp_path / f'{domain_id}.json'
-        argv = ['--scenario', scenario, '--out', str(out), '--metrics-json', str(metrics)]
-        if robots:
-            argv += ['--robots', str(robots)]
-        if drive:
-            argv += ['--drive', drive]
-        result = _run_demo(argv + (extra[0] if extra else []), domain_id, timeout=timeout)
-        return spec, out, _read_metrics(metrics), result
-
-    failures = []
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        for (scenario, *_), out, m, result in pool.map(run, runs):
-            ok = (result.returncode == EXIT_OK and out.is_file() and m is not None
-                  and m['exit_code'] == EXIT_OK and m['arrived'] == m['robots']
-                  and m['collisions'] == 0)
-            if not ok:
-                failures.append(f'--- {scenario} (exit code {result.returncode}, metrics {m}):\n'
-                                f'{result.stdout}{result.stderr}')
-    return failures
-
-
-@pytest.mark.slow
-def test_every_scenario_runs_to_completion_without_collisions(tmp_path):
-    failures = _run_scenarios([('circle', 6, 'holonomic', 41),
-                               ('crossing', 4, 'differential', 42),
-                               ('corridor', 4, 'holonomic', 43),
-                               ('blocks', 4, 'differential', 44),
-                               ('random', 5, 'holonomic', 45)], tmp_path)
-    assert not failures, '\n'.join(failures)
-
-
-@pytest.mark.slow
-def test_the_default_demo_command_runs_end_to_end(tmp_path):
+def _default_run(tmp_path):
+    """Run the README's demo command; return (result, metrics, picture)."""
     out, metrics = tmp_path / 'demo.png', tmp_path / 'demo.json'
     result = _run_demo(['--out', str(out), '--metrics-json', str(metrics)], 46, timeout=180)
-    report = result.stdout + result.stderr
-    assert result.returncode in (EXIT_OK, EXIT_COLLISION), report
-    assert 'min separation' in result.stdout and 'node tick p50 / p99' in result.stdout, report
-    m = _read_metrics(metrics)
-    assert m is not None, report
-    assert m['exit_code'] == result.returncode
-    # The simulator saved its ground truth on SIGINT and the metrics come from it.
-    assert m['ground_truth'] == 'simulator ground truth', report
-    assert m['tick_ms_p50'] is not None and m['tick_ms_p99'] >= m['tick_ms_p50'], report
-    assert m['robots'] == 10 and all(v is not None for v in m['time_to_goal'].values()), report
-    assert out.read_bytes()[:4] == b'\x89PNG'
-    assert result.returncode == EXIT_OK, report
+    return result, _read_metrics(metrics), out
 
 
-@pytest.mark.slow
-def test_attach_mode_follows_a_fleet_started_elsewhere(tmp_path):
-    # What sim_demo.launch.py does, without launch: the simulator and the node from the plan,
-    # then the demo attached to them.
+def _attach_run(tmp_path):
+    """
+    Do what sim_demo.launch.py does, without launch; return (result, metrics, picture).
+
+    The simulator and the node from the plan (circle, 4 differential robots), then the demo
+    attached to them.
+    """
     plan = launch_plan('circle', robots=4, drive='differential',
                        ground_truth=tmp_path / 'truth.npz')
     env = _env(ROS_DOMAIN_ID='47')
@@ -395,9 +363,8 @@ def test_attach_mode_follows_a_fleet_started_elsewhere(tmp_path):
         procs.append(subprocess.Popen([sys.executable, '-m', module, '--ros-args',
                                        '--params-file', str(path)], env=env,
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-    metrics = tmp_path / 'attach.json'
+    metrics, out = tmp_path / 'attach.json', tmp_path / 'attach.png'
     try:
-        out = tmp_path / 'attach.png'
         result = subprocess.run([sys.executable, '-m', 'orca_nav.demo', '--quiet', '--out',
                                  str(out), '--metrics-json', str(metrics)] + plan['demo_args'],
                                 env=env, cwd=str(REPO), capture_output=True, text=True,
@@ -411,80 +378,86 @@ def test_attach_mode_follows_a_fleet_started_elsewhere(tmp_path):
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+    return result, _read_metrics(metrics), out
+
+
+def _scenario_run(tmp_path, scenario, drive, domain_id):
+    """Run the demo on a scenario; return (result, metrics, picture)."""
+    out, metrics = tmp_path / f'{scenario}.png', tmp_path / f'{scenario}.json'
+    timeout = load_scenario(scenario).timeout + 120.0
+    result = _run_demo(['--scenario', scenario, '--drive', drive, '--out', str(out),
+                        '--metrics-json', str(metrics)], domain_id, timeout=timeout)
+    return result, _read_metrics(metrics), out
+
+
+# name -> (the test that reads it, what runs it), the longest first.
+E2E_RUNS = {
+    'two_rooms': ('test_a_map_scenario_runs_end_to_end_over_dds',
+                  lambda tmp: _scenario_run(tmp, 'two_rooms', 'holonomic', 36)),
+    'default': ('test_the_default_demo_command_runs_end_to_end', _default_run),
+    'mixed': ('test_an_observed_robot_runs_end_to_end_over_dds',
+              lambda tmp: _scenario_run(tmp, 'mixed', 'holonomic', 30)),
+    'attach': ('test_attach_mode_follows_a_fleet_started_elsewhere', _attach_run),
+}
+
+
+@pytest.fixture(scope='module')
+def end_to_end(request, tmp_path_factory):
+    """Start the DDS runs of the selected tests together, two at a time: name -> Future."""
+    selected = {item.originalname for item in request.session.items}
+    pool = ThreadPoolExecutor(max_workers=2)
+    futures = {name: pool.submit(run, tmp_path_factory.mktemp(name))
+               for name, (test, run) in E2E_RUNS.items() if test in selected}
+    yield futures
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _all_arrived(result, m, out):
+    """Failure report of a run in which not every robot arrived without contact, else ''."""
+    ok = (result.returncode == EXIT_OK and out.is_file() and m is not None
+          and m['exit_code'] == EXIT_OK and m['arrived'] == m['robots']
+          and m['collisions'] == 0)
+    return '' if ok else (f'exit code {result.returncode}, metrics {m}:\n'
+                          f'{result.stdout}{result.stderr}')
+
+
+@pytest.mark.slow
+def test_the_default_demo_command_runs_end_to_end(end_to_end):
+    result, m, out = end_to_end['default'].result()
+    report = result.stdout + result.stderr
+    assert result.returncode in (EXIT_OK, EXIT_COLLISION), report
+    assert m is not None, report
+    assert m['exit_code'] == result.returncode
+    assert m['scenario'] == 'circle' and m['drive'] == 'holonomic', report
+    # The simulator saved its ground truth on SIGINT and the metrics come from it.
+    assert m['ground_truth'] == 'simulator ground truth', report
+    assert m['tick_ms_p50'] is not None and m['tick_ms_p99'] >= m['tick_ms_p50'], report
+    assert m['robots'] == 10 and all(v is not None for v in m['time_to_goal'].values()), report
+    assert out.read_bytes()[:4] == b'\x89PNG'
+    assert result.returncode == EXIT_OK, report
+
+
+@pytest.mark.slow
+def test_attach_mode_follows_a_fleet_started_elsewhere(end_to_end):
+    result, m, out = end_to_end['attach'].result()
     report = result.stdout + result.stderr
     assert result.returncode == EXIT_OK, report
-    m = _read_metrics(metrics)
     assert m['ground_truth'] == 'simulator ground truth', report
     assert (m['arrived'], m['robots'], m['collisions']) == (4, 4, 0), report
     assert out.is_file()
 
 
-# Scenarios where straight lines fail: the robots need the node's routes through the map
-# (both drives of each run in test_scenario_worlds.py; here one drive each, over DDS).
-# Office with differential robots, real time over DDS, left one of 8 robots at a door once in
-# five runs (7/8 in 180 s) while carrots could be past a jamb the robot's disc meets head-on;
-# 6 of 6 runs arrived after. It runs holonomic here, differential in the deterministic worlds.
-MAP_RUNS = [('maze', 'holonomic', 38), ('shelf', 'differential', 35),
-            ('two_rooms', 'holonomic', 36), ('u_pocket', 'differential', 37),
-            ('office', 'holonomic', 39), ('office_mapfile', 'holonomic', 40),
-            ('warehouse', 'holonomic', 48)]
-# The map comes 16 s after start, so the goals (sent about 3.5 s after start) come first: the
-# robots drive straight at them and scan the walls, then get routes from where they are. One
-# robot of two_rooms was held at the door for good in 1 of 6 such runs before the scan memory
-# cut overhangs its laser sees through and carrots had to be reachable with the routes'
-# clearance (test_scan_world.py has the deterministic cases).
-LATE_MAP_RUN = ('two_rooms', None, 'differential', 51, ['--map-delay', '16'])
+@pytest.mark.slow
+def test_a_map_scenario_runs_end_to_end_over_dds(end_to_end):
+    """two_rooms: the map over DDS, routes through the doors; all arrive without contact."""
+    result, m, out = end_to_end['two_rooms'].result()
+    assert not _all_arrived(result, m, out), _all_arrived(result, m, out)
+    assert m['scenario'] == 'two_rooms' and m['drive'] == 'holonomic'
 
 
 @pytest.mark.slow
-def test_map_scenarios_arrive_without_collisions(tmp_path):
-    """Every map scenario end to end (simulator, node, demo over DDS): all arrive, no contact."""
-    timeout = max(load_scenario(name).timeout for name, _, _ in MAP_RUNS) + 120.0
-    runs = [(name, None, drive, domain) for name, drive, domain in MAP_RUNS] + [LATE_MAP_RUN]
-    failures = _run_scenarios(runs, tmp_path, timeout=timeout)
-    assert not failures, '\n'.join(failures)
-
-
-@pytest.mark.slow
-def test_a_wall_only_the_scans_show_is_not_touched(tmp_path):
-    """Oblique wall, no map: only the scans (robots in them) show it; all arrive, no contact."""
-    out, metrics = tmp_path / 'oblique.png', tmp_path / 'oblique.json'
-    result = _run_demo(['--scenario', 'oblique_wall', '--no-map', '--drive', 'differential',
-                        '--scan-noise', '0.01', '--seed', '1', '--out', str(out),
-                        '--metrics-json', str(metrics)], 49, timeout=180)
-    report = result.stdout + result.stderr
-    m = _read_metrics(metrics)
-    assert m is not None, report
-    assert (m['arrived'], m['collisions']) == (m['robots'], 0), report
-    assert result.returncode == EXIT_OK, report
-
-
-# Who gives way, end to end: a heavy robot (avoidance_weight 1) keeps its straight line across
-# a ring swap, as one of the ring or crossing it; a robot that ignores commands (observed, not
-# reciprocating) is never touched.
-GIVE_WAY_RUNS = [('priority_ring', 'holonomic', 32), ('priority_ring', 'differential', 50),
-                 ('priority', 'holonomic', 28), ('priority', 'differential', 29),
-                 ('mixed', 'holonomic', 30), ('mixed', 'differential', 31)]
-
-
-@pytest.mark.slow
-def test_heavy_and_observed_robots_are_given_way(tmp_path):
-    """All arrive with no contact; the heavy robot stays within 0.05 m of its straight line."""
-    def run(spec):
-        name, drive, domain = spec
-        metrics = tmp_path / f'{name}_{drive}.json'
-        result = _run_demo(['--scenario', name, '--drive', drive, '--metrics-json',
-                            str(metrics)], domain, timeout=240)
-        return spec, result, _read_metrics(metrics)
-
-    failures = []
-    with ThreadPoolExecutor(max_workers=2) as pool:  # two at a time, as _run_scenarios
-        for (name, drive, _), result, m in pool.map(run, GIVE_WAY_RUNS):
-            ok = (m is not None and result.returncode == EXIT_OK
-                  and (m['arrived'], m['collisions']) == (m['robots'], 0)
-                  and ('heavy' not in m['line_deviation']
-                       or m['line_deviation']['heavy'] <= 0.05))
-            if not ok:
-                failures.append(f'--- {name} {drive} (exit {result.returncode}, metrics {m}):'
-                                f'\n{result.stdout}{result.stderr}')
-    assert not failures, '\n'.join(failures)
+def test_an_observed_robot_runs_end_to_end_over_dds(end_to_end):
+    """mixed: an observed robot (the simulator drives it) crosses a ring; no contact."""
+    result, m, out = end_to_end['mixed'].result()
+    assert not _all_arrived(result, m, out), _all_arrived(result, m, out)
+    assert 'agv' in m['robot_names'] and m['time_to_goal']['agv'] is not None

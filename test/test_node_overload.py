@@ -5,6 +5,9 @@ Overload, with real rclpy: a node asked for more than it can do says so and stop
 period, in real time. The node keeps ticking, reports ``overloaded`` in ``~/tick_stats`` and a
 WARN on ``/diagnostics``, and still commands the robot whose odometry is fresh toward its goal;
 the robots without odometry get zero commands.
+
+A scan flood: reading every robot's scan is made to cost twice the period (a cost injected per
+scan read, so on every machine alike); the node reads them in turns and recovers after it.
 """
 
 import json
@@ -80,8 +83,13 @@ def test_an_overloaded_node_keeps_ticking_reports_it_and_commands_the_fresh_robo
         probe.destroy_node()
 
 
-FLOOD_N = 400       # robots, every one with odometry and a 720-beam scan every period
+FLOOD_N = 100       # robots, every one with odometry and a 720-beam scan every period
 FLOOD_BEAMS = 720
+# The overload is made, not hoped for: each scan a tick reads costs this much more [s] (a sleep
+# injected into the node's scan reading). Reading every robot's scan would cost 200 ms a tick,
+# twice the period, on any machine; the quota's floor (20 robots, see the test) costs 40 ms,
+# which leaves half the period for the rest of the tick even on a slow or busy machine.
+SCAN_COST = 0.002
 
 
 def _serialised_scan():
@@ -101,12 +109,32 @@ def _serialised_odometry(x, y):
     return serialize_message(msg)
 
 
+def _costly_scan_reading(node, reads):
+    """
+    Make every scan the node's ticks read cost SCAN_COST more; note what each tick read.
+
+    ``reads`` gets (monotonic time [s], robot rows read) per tick. The node's own reading
+    (round robin, up to its quota) is unchanged: only its cost grows with the scans read.
+    """
+    take = node.scans.take
+
+    def costly_take(limit=None):
+        scans = take(limit)
+        reads.append((time.monotonic(), [s.robot for s in scans]))
+        time.sleep(SCAN_COST * len(scans))
+        return scans
+
+    node.scans.take = costly_take
+
+
 @pytest.mark.slow
 def test_a_scan_flood_is_read_in_turns_and_the_node_recovers_when_it_ends(context):
     """
-    400 robots with fresh odometry and 720-beam scans every period: more than a tick can read.
+    100 robots with fresh odometry and 720-beam scans every period: more than a tick can read.
 
-    The node reads the scans of a share of the robots per tick (round robin), reports
+    Each scan read costs 2 ms more (injected), so reading all would take twice the period on
+    any machine. The node reads the scans of a share of the robots per tick (round robin,
+    never fewer than its floor, every robot's scan read before its walls expire), reports
     ``overloaded`` with ``scans_deferred``, keeps its 10 Hz and commands the robot with a goal;
     when the scans stop it reads all again and reports no overload.
     """
@@ -115,15 +143,20 @@ def test_a_scan_flood_is_read_in_turns_and_the_node_recovers_when_it_ends(contex
         Parameter('robots', value=names), Parameter('rate', value=10.0),
         Parameter('odom_timeout', value=1.0), Parameter('scan_enabled', value=True),
         # Scan walls kept 1 s: every robot's scan must be read at least every 0.5 s (the
-        # quota's floor: 80 robots a tick), which leaves the quota room to adapt.
+        # quota's floor: 20 robots a tick), which leaves the quota room to adapt.
         Parameter('obstacle_timeout', value=1.0)])
+    assert node.scan_quota.floor == FLOOD_N // 5
+    reads = []
+    _costly_scan_reading(node, reads)
     probe = rclpy.create_node('flood', context=context)
     executor = make_executor('events', context=context)
     executor.add_node(node)
     executor.add_node(probe)
-    stats, commands = [], []
+    stats, commands, diagnostics = [], [], []
     probe.create_subscription(String, '/orca_flood/tick_stats',
                               lambda m: stats.append(json.loads(m.data)), 10)
+    probe.create_subscription(DiagnosticArray, '/diagnostics',
+                              lambda m: diagnostics.append(m.status[0]), 10)
     probe.create_subscription(Twist, f'/{names[0]}/cmd_vel', commands.append, 10)
     odom = [probe.create_publisher(Odometry, f'/{r}/odom', qos_profile_sensor_data)
             for r in names]
@@ -131,7 +164,7 @@ def test_a_scan_flood_is_read_in_turns_and_the_node_recovers_when_it_ends(contex
              for r in names]
     goal = probe.create_publisher(type(messages.make_goal(0, 0)), f'/{names[0]}/goal_pose', 10)
     # Robots 1.5 m apart on a grid: each has neighbours to avoid (a real ORCA step).
-    odom_bytes = [_serialised_odometry(1.5 * (i % 20), 1.5 * (i // 20)) for i in range(FLOOD_N)]
+    odom_bytes = [_serialised_odometry(1.5 * (i % 10), 1.5 * (i // 10)) for i in range(FLOOD_N)]
     scan_bytes = _serialised_scan()
 
     def run(seconds, flood):
@@ -155,20 +188,40 @@ def test_a_scan_flood_is_read_in_turns_and_the_node_recovers_when_it_ends(contex
                 p.get_subscription_count() for p in odom + scans)):
             assert time.monotonic() < deadline, 'no discovery'
             executor.spin_once(timeout_sec=0.01)
-        run(1.0, flood=False)
-        goal.publish(messages.make_goal(1.5 * 19 + 0.7, 1.5 * 30))
+        before = run(2.0, flood=False)
+        assert before and not before[-1]['scans_deferred'], before[-1:]
+        assert before[-1]['scan_quota'] == FLOOD_N
+        goal.publish(messages.make_goal(1.5 * 9 + 0.7, 1.5 * 15))
+        flood_start = len(reads)
         flood = run(6.0, flood=True)[2:]     # the first seconds: the quota settles
-        deferred = [s for s in flood if s['scans_deferred']]
-        assert deferred and all(s['overloaded'] for s in deferred), flood[-1:]
-        assert min(s['scan_quota'] for s in deferred) >= node.scan_quota.floor
+        flood_reads = reads[flood_start:]
+        # Overloaded by construction: every statistics window of the settled flood left scans
+        # waiting, with a quota below the fleet and never below the floor.
+        assert flood and all(s['scans_deferred'] and s['overloaded'] for s in flood), flood
+        assert all(node.scan_quota.floor <= s['scan_quota'] < FLOOD_N for s in flood), flood
+        assert max(len(robots) for _, robots in flood_reads[10:]) < FLOOD_N
+        # Read in turns: every robot's scan read again within the scan walls' lifetime.
+        settled = [(t, robots) for t, robots in flood_reads if t >= flood_reads[10][0]]
+        for i in range(FLOOD_N):
+            times = [settled[0][0]] + [t for t, robots in settled if i in robots]
+            gaps = np.diff(times + [settled[-1][0]])
+            assert len(times) > 1 and gaps.max() <= 1.0, (i, gaps.max())
+        # The rate holds: ticks fit their period again once the quota has shrunk (they end
+        # near 80 % of it by design, so a busy machine may make one late now and then; reading
+        # every scan would take 200 ms a tick: 5 ticks and 5 missed periods a second).
         ticks = [len(s['recent_tick_ms']) for s in flood]
-        assert min(ticks) >= 9, f'ticks per second under the flood: {ticks}'
-        assert sum(s['recent_missed_periods'] for s in flood[-2:]) == 0, flood[-2:]
+        missed = [s['recent_missed_periods'] for s in flood]
+        assert sum(ticks) >= 8 * len(flood), f'ticks per second under the flood: {ticks}'
+        assert sum(missed) <= len(flood), f'missed periods per second: {missed}'
         assert all(s['recent_fresh_share'] == 1.0 for s in flood)
         assert commands and math.hypot(commands[-1].linear.x, commands[-1].linear.y) > 0.1
+        warn = diagnostics[-1]
+        assert warn.level == DiagnosticStatus.WARN and warn.message.startswith('overloaded')
+        assert f'scans read for {flood[-1]["scan_quota"]} robots a tick' in warn.message
         calm = run(3.0, flood=False)
         assert calm and not calm[-1]['overloaded'], calm[-1:]
         assert calm[-1]['scan_quota'] == FLOOD_N and not calm[-1]['scans_deferred']
+        assert diagnostics[-1].level == DiagnosticStatus.OK, diagnostics[-1].message
         assert math.hypot(commands[-1].linear.x, commands[-1].linear.y) > 0.1
     finally:
         executor.shutdown()

@@ -115,12 +115,22 @@ class Rig:
             except AssertionError:
                 if attempt == ODOM_ATTEMPTS - 1:
                     raise
+        # Lock-stepped with the planner too: the node plans in a worker process off the tick;
+        # the clock waits for it, so a plan comes the tick after it was asked for however
+        # busy the machine is (else robots drive on without routes for more simulated time).
+        self.spin_until(self.planner_idle, timeout=30.0)
         ticks = self.node.monitor.ticks
         self.clock.t = round(self.clock.t + 1.0 / RATE, 6)  # no float drift below 1 us
         self.clock.publish()
         self.spin_until(lambda: self.node.monitor.ticks > ticks and (
             self.world.cmd_count == self.node.outputs.commands_published).all())
         self.world.integrate(1.0 / RATE)
+
+    def planner_idle(self):
+        """Whether the node's planning worker has finished the map and the plans asked for."""
+        nav = self.node.controller.navigator
+        return ((nav._pending_map is None or nav._pending_map[2].done())
+                and all(job.done() for job in nav._jobs))
 
     def step_until(self, predicate, timeout=20.0):
         """Step until predicate() holds (plans arrive at ticks); fail after timeout [s] wall."""

@@ -19,6 +19,7 @@ from orca_nav.control.navigation import NavigationConfig
 from orca_nav.core.grid import GridMap
 from orca_nav.ros import params as P
 from orca_nav.sim.maps import scenario_grid
+from orca_nav.sim.metrics import compute_metrics
 from orca_nav.sim.node import drive_observed, drive_walkers, integrate
 from orca_nav.sim.processes import node_params
 from orca_nav.sim.scenarios import available_scenarios, CONTACT_TOLERANCE, load_scenario
@@ -27,6 +28,7 @@ import pytest
 from test_navigation import InlineExecutor  # noqa: I100 -- test/ is on sys.path
 
 PERIOD = 0.1       # [s] control period (the node's default rate)
+HEAVY_LINE = 0.05  # [m] how far a heavy robot (avoidance_weight 1) may leave its straight line
 SUBSTEPS = 5       # contact checks per period
 # Scenarios where a straight line to the goal is blocked: they need routes.
 ROUTED = ('maze', 'office', 'office_mapfile', 'shelf', 'two_rooms', 'u_pocket', 'warehouse')
@@ -138,14 +140,26 @@ CASES = [pytest.param(name, drive, marks=_marks(name, drive))
 
 @pytest.mark.parametrize('name, drive', CASES)
 def test_every_robot_arrives_without_contact(name, drive):
-    """All robots reach their goals; no two discs and no disc and wall overlap."""
-    run = run_world(load_scenario(name), drive)
+    """
+    All robots reach their goals; no two discs and no disc and wall overlap.
+
+    A heavy robot (avoidance_weight 1, the priority scenarios) is given way: it stays within
+    HEAVY_LINE of the straight line from its start to its goal (the demo's line_deviation).
+    """
+    scenario = load_scenario(name)
+    run = run_world(scenario, drive)
     assert run.arrived.all(), \
         f'{name} {drive}: {np.flatnonzero(~run.arrived)} did not arrive in {run.time} s'
     assert run.min_gap > -CONTACT_TOLERANCE, \
         f'{name} {drive}: robots overlap by {-run.min_gap:.3f} m'
     assert run.min_wall > -CONTACT_TOLERANCE, \
         f'{name} {drive}: a wall overlap of {-run.min_wall:.3f} m'
+    heavy = [i for i, r in enumerate(scenario.robots) if r.avoidance_weight == 1.0]
+    if heavy:
+        poses = np.concatenate([scenario.starts[None], run.poses])
+        m = compute_metrics(scenario, PERIOD * np.arange(len(poses)), poses, 0.0)
+        deviation = m['line_deviation'][heavy]
+        assert (deviation <= HEAVY_LINE).all(), f'{name} {drive}: heavy robots {deviation} m off'
 
 
 @pytest.mark.slow
