@@ -1,6 +1,7 @@
 """Routes in the fleet controller (no ROS): maps, carrots, unreachable and stuck robots."""
 
 from concurrent.futures import Future
+import dataclasses
 import math
 
 import numpy as np
@@ -237,3 +238,27 @@ def test_split_segments_keeps_the_segment_and_bounds_pieces():
     pieces = split_segments(seg, 1.0)
     lengths = np.hypot(*(pieces[:, 1] - pieces[:, 0]).T)
     assert lengths.max() <= 1.0 + 1e-12 and math.isclose(lengths.sum(), 5.2)
+
+
+@pytest.mark.parametrize('change', [{'safety_margin': 0.3}, {'radius': 0.5}])
+def test_a_runtime_change_of_margin_or_radius_moves_the_routes_clearance(change):
+    """ros2 param set safety_margin / radius reaches the routes, not only the avoidance."""
+    grid = box_map(10.0, 8.0, [(4.0, 0.0, 6.0, 5.0)])  # a block the route passes above
+    _, ctrl, _ = run(grid, [(1.0, 2.0, 0.0)], [(9.0, 2.0)], steps=3)
+
+    def clearance():
+        """Return the route's smallest distance to a wall [m] (its points and midpoints)."""
+        p = ctrl.navigator.points[0]
+        dense = np.concatenate([p, (p[1:] + p[:-1]) / 2.0])
+        return grid.distance_to_obstacle(dense).min()
+
+    before = clearance()
+    cfg = ctrl.config
+    ctrl.reconfigure(dataclasses.replace(
+        cfg, **{key: np.full(cfg.n, value) for key, value in change.items()}))
+    inputs = FleetInputs.empty(1)
+    inputs.set_odometry(0, x=1.0, y=2.0, yaw=0.0, time=1.0)
+    for t in (1.0, 1.1):
+        ctrl.step(inputs, t)
+    np.testing.assert_allclose(ctrl.navigator.radius, ctrl.config.planning_radius)
+    assert clearance() > before + 0.15, (before, clearance())

@@ -204,8 +204,9 @@ class FleetController:
             self.people = PeopleTracker(config.people)
         else:
             self.people.reconfigure(config.people)
-        if navigation is not None:
-            self.navigator.config = navigation
+        c = config.n_controlled
+        self.navigator.reconfigure(config.planning_radius[:c], config.radius[:c],
+                                   self.navigator.config if navigation is None else navigation)
 
     def set_map(self, grid) -> None:
         """Plan on this GridMap from now on (walls and routes are ready a moment later)."""

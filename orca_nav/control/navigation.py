@@ -125,8 +125,28 @@ class Navigator:
     def set_map(self, grid) -> None:
         """Use a new map (GridMap) once its walls and inflation are ready; re-plan every route."""
         self.maps_received += 1
+        self._use_map(grid)
+
+    def _use_map(self, grid):
         future = self._worker.submit_map(grid, self._clearances())
         self._pending_map = (grid, self._worker.map_id, future)
+
+    def reconfigure(self, radius, true_radius, config: NavigationConfig) -> None:
+        """
+        Plan with new radii (C,) [m] (planning and true) and settings from now on.
+
+        When the routes' clearances change (a runtime change of radius, safety_margin,
+        route_margin or the route costs), the map's planners are built again and every
+        route is planned again, as for a new map.
+        """
+        before = self._clearances()
+        self.radius = np.asarray(radius, dtype=float).copy()
+        self.true_radius = np.asarray(true_radius, dtype=float).copy()
+        self.config = config
+        grid = (self._pending_map[0] if self._pending_map is not None
+                else None if self.model is None else self.model.grid)
+        if grid is not None and self._clearances() != before:
+            self._use_map(grid)
 
     def goal_changed(self, i: int) -> None:
         """Robot i has a new goal (or none): forget its route; plan when a map exists."""
