@@ -176,7 +176,8 @@ class FleetController:
         self.has_goal = np.zeros(c, bool)
         self.scan_memory = ScanMemory(c)
         # Routes keep the planning radius (radius + safety_margin) + route_margin from walls.
-        self.navigator = Navigator(config.planning_radius[:c], navigation, executor)
+        self.navigator = Navigator(config.planning_radius[:c], navigation, executor,
+                                   true_radius=config.radius[:c])
         self.give_way = GiveWay(c)  # priority overrides and velocity locks
         self.people = PeopleTracker(config.people) if config.people is not None else None
         n = config.n

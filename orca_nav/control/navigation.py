@@ -53,10 +53,6 @@ class NavigationConfig:
     # decaying at route_cost_scaling_factor [1/m] out to route_inflation_band [m] further.
     route_inflation_band: float = 0.3
     route_cost_scaling_factor: float = DEFAULT_COST_SCALING
-    # [m] scalar or (C,) tuple: the part of the Navigator's radii that is the safety margin
-    # (the true disc, lethal for routes, is the radius without it; read when the Navigator
-    # is made).
-    safety_margin: object = 0.0
 
 
 class _Check:
@@ -86,14 +82,17 @@ class Navigator:
     steered to on the route.
     """
 
-    def __init__(self, radius, config: NavigationConfig = NavigationConfig(), executor=None):
-        """Keep routes of robots of these radii (C,) [m]; plan on ``executor`` (futures)."""
+    def __init__(self, radius, config: NavigationConfig = NavigationConfig(), executor=None,
+                 true_radius=None):
+        """
+        Keep routes of robots of these radii (C,) [m]; plan on ``executor`` (futures).
+
+        radius : the planning radii (with the safety margin); true_radius : the true discs,
+        lethal for routes (default: radius).
+        """
         self.radius = np.asarray(radius, dtype=float)
-        # The true discs (lethal for routes): the radii without the safety margin they were
-        # given with (fixed here, like the radii, whatever the margin becomes later).
-        margin = np.broadcast_to(np.asarray(config.safety_margin, dtype=float),
-                                 self.radius.shape)
-        self.true_radius = np.maximum(self.radius - np.maximum(margin, 0.0), 0.0)
+        self.true_radius = np.asarray(radius if true_radius is None else true_radius,
+                                      dtype=float).copy()
         self.config = config
         c = len(self.radius)
         self.points = [None] * c

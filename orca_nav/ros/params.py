@@ -604,8 +604,7 @@ def resolve(values):
         route_lookahead=params.route_lookahead, progress_distance=params.progress_distance,
         progress_timeout=params.progress_timeout, route_margin=params.route_margin,
         map_walls=params.map_walls, route_inflation_band=params.route_inflation_band,
-        route_cost_scaling_factor=params.route_cost_scaling_factor,
-        safety_margin=tuple(fleet.safety_margin[:fleet.n_controlled].tolist()))
+        route_cost_scaling_factor=params.route_cost_scaling_factor)
     return Settings(params=params, fleet=fleet, navigation=navigation, values=dict(values))
 
 
