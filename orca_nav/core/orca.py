@@ -644,6 +644,19 @@ def _neighbor_terms(i, agent_nbrs, velocities, chosen, weights, immovable, group
 
 
 @njit(cache=True)
+def _share_and_velocity(k, j, velocities, shares, nbr_vel):
+    """
+    Return (share, vx, vy): the k-th neighbour j's share and the velocity it is expected to keep.
+
+    shares, nbr_vel : from ``_neighbor_terms``, or both None for RVO2's half-half with the
+    neighbour's current velocity.
+    """
+    if shares is None:
+        return 0.5, velocities[j, 0], velocities[j, 1]
+    return shares[k], nbr_vel[k, 0], nbr_vel[k, 1]
+
+
+@njit(cache=True)
 def _agent_lines(lines, n, i, positions, velocities, radius, agent_nbrs, inv_th, inv_dt, cases,
                  shares, nbr_vel):
     """
@@ -656,14 +669,7 @@ def _agent_lines(lines, n, i, positions, velocities, radius, agent_nbrs, inv_th,
         j = agent_nbrs[i, k]
         if j < 0:
             break
-        if shares is None:
-            share = 0.5
-            vj_x = velocities[j, 0]
-            vj_y = velocities[j, 1]
-        else:
-            share = shares[k]
-            vj_x = nbr_vel[k, 0]
-            vj_y = nbr_vel[k, 1]
+        share, vj_x, vj_y = _share_and_velocity(k, j, velocities, shares, nbr_vel)
         lx, ly, ldx, ldy, cases[k] = agent_line(
             positions[j, 0] - positions[i, 0], positions[j, 1] - positions[i, 1],
             velocities[i, 0] - vj_x, velocities[i, 1] - vj_y,
@@ -702,14 +708,7 @@ def _agent_lines_soft(lines, n, i, positions, velocities, radius, agent_nbrs, so
         far = max(reach[i], reach[j])
         if rel_x * rel_x + rel_y * rel_y > far * far:
             continue
-        if shares is None:
-            share = 0.5
-            vj_x = velocities[j, 0]
-            vj_y = velocities[j, 1]
-        else:
-            share = shares[k]
-            vj_x = nbr_vel[k, 0]
-            vj_y = nbr_vel[k, 1]
+        share, vj_x, vj_y = _share_and_velocity(k, j, velocities, shares, nbr_vel)
         lx, ly, ldx, ldy, cases[k] = agent_line(
             rel_x, rel_y, velocities[i, 0] - vj_x, velocities[i, 1] - vj_y,
             velocities[i, 0], velocities[i, 1],
@@ -890,13 +889,11 @@ def solve_all(positions, velocities, prefs, radius, max_speed, agent_nbrs, obst_
                         ly = 2.0 * ly - vy
                     else:
                         if responsibility is None:
-                            share = 0.5
-                            vj_x = velocities[j, 0]
-                            vj_y = velocities[j, 1]
+                            share, vj_x, vj_y = _share_and_velocity(k, j, velocities, None,
+                                                                    None)
                         else:
-                            share = shares[k]
-                            vj_x = nbr_vel[k, 0]
-                            vj_y = nbr_vel[k, 1]
+                            share, vj_x, vj_y = _share_and_velocity(k, j, velocities, shares,
+                                                                    nbr_vel)
                         lx, ly, ldx, ldy, _ = agent_line(
                             rel_x, rel_y, vx - vj_x, vy - vj_y, vx, vy, hard_r, inv_dt, inv_dt,
                             1.0 if i < j else -1.0, share)
