@@ -137,7 +137,8 @@ def test_late_odometry_and_commands_are_compensated(drive):
     """Odometry 0.2 s old, commands in effect 0.1 s late: 8 robots swap apart, all arrive."""
     arrived, min_gap, _, t = run_world(load_scenario('circle', robots=8), drive, scans=False,
                                        odom_delay=0.2, cmd_delay=0.1,
-                                       knobs={'latency_compensation': True})
+                                       knobs={'latency_compensation': True,
+                                              'command_delay': 0.1})
     assert min_gap >= 0.02, f'{drive}: discs came within {min_gap:.3f} m'
     assert arrived.all(), f'{drive}: {np.flatnonzero(~arrived)} not there in {t} s'
 

@@ -42,9 +42,11 @@ class FleetConfig:
     # contact is still judged on ``radius``.
     safety_margin: object = 0.05
     max_coordinate: float = 1e5            # [m] larger |x| or |y|: pose or goal refused
-    # Plan from each pose moved on from its odometry stamp to now + period (its twist, then
-    # the commands sent since); false: an ideal loop, commands in effect at once.
+    # Plan from each pose moved on from its odometry stamp to now + command_delay (its
+    # twist, then the commands sent since, each acting command_delay after it was sent);
+    # false: from the odometry pose as it is.
     latency_compensation: bool = True
+    command_delay: float = 0.0             # [s] from a tick to its commands acting
     # Who gives way (see control/giveway.py and docs/core.md). None: RVO2's half-half.
     avoidance_weight: object = None        # (N,) in [0, 1]; 1 keeps its course
     avoidance_group: object = None         # (N,) int group ids, rows of ``ignore``' columns

@@ -297,13 +297,12 @@ class FleetController:
         self.pose_history.record(valid, self._good_pose, self._good_time, np.column_stack(
             [drive.body_to_world(twist[:, :2], yaw), twist[:, 2]]))
         # Latency: ORCA plans from where each fresh robot will be when this tick's command
-        # takes effect (now + one period), its odometry moved on from its stamp with its
-        # twist and then with the commands it was sent since (each in effect one period on).
+        # takes effect (now + command_delay), its odometry moved on from its stamp with its
+        # twist and then with the commands it was sent since (each acting command_delay on).
         ahead_pos, ahead_yaw = pos, yaw
         if cfg.latency_compensation:
-            ahead = extrapolate(self._good_pose, twist,
-                                np.where(fresh, self._good_time, np.inf), now + cfg.period,
-                                self._sent)
+            ahead = extrapolate(self._good_pose, twist, np.where(fresh, self._good_time, np.inf),
+                                now + cfg.command_delay, self._sent)
             ahead_pos, ahead_yaw = ahead[:, :2], ahead[:, 2]
 
         # Every robot as an ORCA disc: the centre for holonomic robots, the point ahead of the
@@ -353,7 +352,7 @@ class FleetController:
                                                     moving=(moving, now))
             # Moving tracks and known people are immovable agents after the robots: where
             # they will be when the commands take effect, going on with their velocity.
-            lead = cfg.period if cfg.latency_compensation else 0.0
+            lead = cfg.command_delay if cfg.latency_compensation else 0.0
             known_people = self._known_people(inputs, warnings)
             extra = (np.concatenate([moving.at(now, now + lead),
                                      known_people.at(inputs.people_time, now + lead)]),
@@ -415,7 +414,7 @@ class FleetController:
         cmd = self._commands(new_vel[:c], ahead_yaw[:c], active[:c], warnings, previous)
         self._last_command = cmd.copy()
         self._sent = [(t, sent) for t, sent in self._sent if t > now - MAX_EXTRAPOLATION]
-        self._sent.append((now + cfg.period, cmd.copy()))
+        self._sent.append((now + cfg.command_delay, cmd.copy()))
         states = [self._state(i, inputs.has_pose[i], valid[i], fresh[i], reached[i],
                               nav_states[i]) for i in range(c)]
         self._report_stuck(now, states, pos, target, all_pref, new_vel, warnings)

@@ -166,8 +166,13 @@ FLEET_PARAMS = (
        'after odom_timeout [s]', range=(0.0, 3600.0)),
     _p('latency_compensation', True, 'bool',
        'Plan from where each robot will be when the command takes effect: its odometry pose '
-       'moved on from the odometry time to now + one control period with its twist and the '
+       'moved on from the odometry time to now + command_delay with its twist and the '
        'commands sent since (false: from the odometry pose as it is)'),
+    _p('command_delay', 0.0, 'double',
+       'Time from a tick to its commands acting on the robots [s]: cmd_vel transport plus the '
+       "base's control cycle (measure it: a command step and the odometry's answer). With "
+       'latency_compensation the robots and people are planned from where they will be then',
+       range=(0.0, 2.0)),
     _p('safety_margin', 0.05, 'double',
        'Every radius grows by this for planning (ORCA discs and route clearance); contact is '
        'still the true radii touching [m]. Larger: fewer contacts from localisation error and '
@@ -592,7 +597,7 @@ def resolve(values):
         neighbor_dist=params.neighbor_dist, max_neighbors=params.max_neighbors,
         time_horizon=params.time_horizon, time_horizon_obst=params.time_horizon_obst,
         odom_timeout=params.odom_timeout, stale_keepout_time=params.stale_keepout_time,
-        latency_compensation=params.latency_compensation,
+        latency_compensation=params.latency_compensation, command_delay=params.command_delay,
         scan_enabled=params.scan_enabled, obstacle_timeout=params.obstacle_timeout,
         share_obstacles=params.share_obstacles,
         scan_sensor_offset=tuple(params.scan_sensor_offset),
