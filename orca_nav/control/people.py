@@ -31,8 +31,11 @@ class PeopleConfig:
     enabled: bool = True
     track_timeout: float = 1.0     # [s] a track not seen this long is forgotten
     confirm_hits: int = 3          # detections before a track counts
+    confirm_time: float = 0.2      # [s] or two detections at least this far apart
     min_speed: float = 0.15        # [m/s] a confirmed track faster than this is moving
-    max_diameter: float = 0.8      # [m] larger clusters are walls, not objects
+    max_diameter: float = 0.8      # [m] larger clusters (once split) are walls, not objects
+    split_depth: float = 0.12      # [m] clusters are split at range peaks this deep
+    gate: float = 0.7              # [m] association distance beyond 3 sigma
 
 
 @dataclass(frozen=True)
@@ -69,14 +72,18 @@ class PeopleTracker:
 
     @staticmethod
     def _new_tracker(config):
-        return Tracker(confirm_hits=config.confirm_hits, track_timeout=config.track_timeout,
-                       min_speed=config.min_speed)
+        return Tracker(**PeopleTracker._tracker_knobs(config))
+
+    @staticmethod
+    def _tracker_knobs(config):
+        return {'confirm_hits': config.confirm_hits, 'track_timeout': config.track_timeout,
+                'min_speed': config.min_speed, 'confirm_time': config.confirm_time,
+                'gate': config.gate}
 
     def reconfigure(self, config: PeopleConfig) -> None:
         """Use new knobs; a change of the tracker's own ones starts it afresh."""
         old, self.config = self.config, config
-        if (old.confirm_hits, old.track_timeout, old.min_speed) != (
-                config.confirm_hits, config.track_timeout, config.min_speed):
+        if self._tracker_knobs(old) != self._tracker_knobs(config):
             self.tracker = self._new_tracker(config)
 
     def observe(self, scans, poses, present, radius, sensor_offset, grid=None):
@@ -101,10 +108,11 @@ class PeopleTracker:
             except ValueError:
                 continue
             keep = self._unexplained(points, poses[k, :, :2], present, radius, grid)
-            centres, radii = detect_objects(points[keep], beam[keep], len(scan.ranges),
-                                            scan.angle_increment, sensor[:2],
-                                            max_diameter=self.config.max_diameter)
-            self.tracker.update(scan.time, centres, radii)
+            centres, radii, partial = detect_objects(
+                points[keep], beam[keep], len(scan.ranges), scan.angle_increment, sensor[:2],
+                max_diameter=self.config.max_diameter, split_depth=self.config.split_depth,
+                partial=True)
+            self.tracker.update(scan.time, centres, radii, partial, sensor[:2])
 
     @staticmethod
     def _unexplained(points, robots, present, radius, grid):
