@@ -617,8 +617,8 @@ def follow(log, velocity, since, *, position_tolerance=0.3, velocity_tolerance=0
     return owner
 
 
-@pytest.mark.parametrize('angle, sensor', [(np.pi / 2, (-2.0, -1.0)), (np.pi / 4, (-2.0, -1.0)),
-                                           (np.pi / 6, (-3.0, 0.0)), (np.pi / 4, (3.0, 0.0))])
+@pytest.mark.parametrize('angle, sensor', [(np.pi / 2, (3.0, 1.0)), (np.pi / 3, (3.0, 1.0)),
+                                           (np.pi / 4, (3.0, 1.0)), (np.pi / 6, (3.0, 0.0))])
 def test_crowd_walkers_crossing_keep_their_identities_and_velocities(angle, sensor):
     # Two walkers cross 3 m from the sensor, both at the crossing at t = 2.5 s (their discs
     # overlap: one blob for a moment); one track each, its velocity within 0.35 m/s.

@@ -7,8 +7,16 @@ whole fleet (orca_nav.core.tracking.Tracker) follows them across scans and robot
 constant-velocity Kalman filter. A track that keeps moving is handed to the core as an
 immovable agent (the robots take all the avoiding, since a person does not run ORCA) at its
 predicted position, with its estimated velocity and its radius plus ``person_margin``; its
-returns are then no wall segments. A track that stands still is not an agent: its returns stay
-scan segments, so a person who stops is an obstacle, not a ghost agent.
+returns are then no wall segments, and remembered segments on the path it came along are
+forgotten. A walker who stops stays such an agent (at its estimated, slow velocity) while it is
+tracked. A track never seen moving is not an agent: its returns stay scan segments, so a person
+standing is an obstacle, not a ghost agent.
+
+Crowds: a cluster wider than one person is split where its range profile peaks (two people side
+by side, one partly behind another), partial views (occluded, or parts of a split cluster) keep
+updating the tracks they belong to, a confirmed track hidden behind a nearer detection is kept
+up to 3 s, and a track is confirmed by two detections ``confirm_time`` apart as well as by
+``confirm_hits`` (see orca_nav.core.tracking).
 """
 
 from dataclasses import dataclass
@@ -69,6 +77,7 @@ class PeopleTracker:
         self.config = config
         self.tracker = self._new_tracker(config)
         self._largest = {}   # track id -> largest radius estimated so far [m]
+        self._walked = set()  # ids of the tracks that have been moving
 
     @staticmethod
     def _new_tracker(config):
@@ -85,6 +94,7 @@ class PeopleTracker:
         old, self.config = self.config, config
         if self._tracker_knobs(old) != self._tracker_knobs(config):
             self.tracker = self._new_tracker(config)
+            self._largest, self._walked = {}, set()  # the new tracker's ids start at 0
 
     def observe(self, scans, poses, present, radius, sensor_offset, grid=None):
         """
@@ -107,7 +117,12 @@ class PeopleTracker:
                                               scan.range_max, sensor)
             except ValueError:
                 continue
-            keep = self._unexplained(points, poses[k, :, :2], present, radius, grid)
+            # The scanning robot's own body is below range_min: dropping returns within its
+            # radius + margin would hide the nearest part of a person beside it (the partial
+            # view left then misplaces them, when it matters most).
+            others = np.array(present, bool)
+            others[i] = False
+            keep = self._unexplained(points, poses[k, :, :2], others, radius, grid)
             centres, radii, partial = detect_objects(
                 points[keep], beam[keep], len(scan.ranges), scan.angle_increment, sensor[:2],
                 max_diameter=self.config.max_diameter, split_depth=self.config.split_depth,
@@ -145,7 +160,13 @@ class PeopleTracker:
         for k, r in zip(tracks.id.tolist(), tracks.radius.tolist()):
             largest[k] = max(r, self._largest.get(k, 0.0))
         self._largest = largest
-        m = tracks.moving
+        # A walker who stops stays an agent (at its slow or zero velocity) while tracked: its
+        # returns were no scan walls while it walked, and a person about to stop is where
+        # the robots' paths had been planned round with person_margin. A track never seen
+        # moving (a person standing, a pillar) stays scan walls.
+        self._walked = {k for k in self._walked if k in largest}
+        self._walked.update(tracks.id[tracks.moving].tolist())
+        m = np.array([k in self._walked for k in tracks.id.tolist()], bool)
         radius = np.array([largest[k] for k in tracks.id[m].tolist()], float)
         return MovingObjects(tracks.id[m], tracks.position[m], tracks.velocity[m], radius)
 
@@ -153,6 +174,7 @@ class PeopleTracker:
         """Forget every track."""
         self.tracker.reset()
         self._largest = {}
+        self._walked = set()
 
 
 __all__ = ['MovingObjects', 'PeopleConfig', 'PeopleTracker']
