@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 
 import numpy as np
-from orca_nav.core.geometry import compose_pose, point_segment_distance
+from orca_nav.core.geometry import compose_pose
 from orca_nav.core.scan import recheck_segments, scan_to_points, scan_to_segments
 
 # A remembered segment is checked against each new scan at points this far apart [m] (at most
@@ -25,10 +25,6 @@ MAX_REMEMBERED = 128
 # nothing can see through (placed behind a wall by a late pose, say) would otherwise be kept
 # for ever. A real wall is seen again as soon as it is in view.
 MAX_HIDDEN_TIME = 5.0
-# [s] A remembered segment lying wholly on the path a moving track covered over this long
-# (its disc swept back along its velocity, plus SEEN_TOLERANCE) was that track, seen before
-# it was known to move: it is forgotten rather than left trailing behind the walker.
-TRAIL_TIME = 1.0
 
 
 @dataclass(frozen=True)
@@ -87,8 +83,7 @@ class ScanMemory:
         MAP_WALL_TOLERANCE of its walls make no segments: the map's walls are not added a
         second time, only what the map does not show.
         moving : (MovingObjects, their time [s]) or None: returns on these moving tracks
-        (where they were at each scan's time) are agents, not segments, and remembered
-        segments on the path they came along are forgotten (see TRAIL_TIME).
+        (where they were at each scan's time) are agents, not segments.
         """
         warnings = []
         scans = [scan for scan in scans if fresh[scan.robot]]
@@ -111,8 +106,6 @@ class ScanMemory:
                     tracks, t_ref = moving
                     discs = np.concatenate([discs, tracks.at(t_ref, scan.time)])
                     disc_radius = np.concatenate([disc_radius, tracks.radius])
-                    self._forget_trails(i, tracks.at(t_ref, scan.time), tracks.velocity,
-                                        tracks.radius)
                 new = scan_to_segments(
                     ranges, scan.angle_min, scan.angle_increment, scan.range_min,
                     scan.range_max, sensor, discs, disc_radius, extend_ends=True)
@@ -123,20 +116,6 @@ class ScanMemory:
                 self.rejected += 1
                 warnings.append((i, f'scan rejected: {exc}'))
         return warnings
-
-    def _forget_trails(self, i, position, velocity, radius):
-        """Forget robot i's segments lying on where moving tracks were (see TRAIL_TIME)."""
-        seg = self._segments[i]
-        if not len(seg):
-            return
-        paths = np.stack([position - TRAIL_TIME * velocity, position], axis=1)  # (T, 2, 2)
-        points = np.concatenate([seg[:, 0], seg[:, 1], seg.mean(axis=1)])  # (3M, 2)
-        reach = radius + SEEN_TOLERANCE
-        on = (point_segment_distance(points, paths) <= reach[None]).reshape(3, -1, len(reach))
-        keep = ~on.all(axis=0).any(axis=1)
-        if not keep.all():
-            self._segments[i] = seg[keep]
-            self._seen[i], self._sighted[i] = self._seen[i][keep], self._sighted[i][keep]
 
     def _merge(self, i, new, scan, sensor):
         """Merge robot i's new segments (K, 2, 2) into its memory (see the class)."""
