@@ -7,9 +7,9 @@ whole fleet (orca_nav.core.tracking.Tracker) follows them across scans and robot
 constant-velocity Kalman filter. A track that keeps moving is handed to the core as an
 immovable agent (the robots take all the avoiding, since a person does not run ORCA) at its
 predicted position, with its estimated velocity and its radius plus ``person_margin``; its
-returns are then no wall segments. A walker who stops stays such an agent (at its estimated, slow velocity) while it is
-tracked. A track never seen moving is not an agent: its returns stay scan segments, so a person
-standing is an obstacle, not a ghost agent.
+returns are then no wall segments. A walker who stops stays such an agent (at its estimated,
+slow velocity) while it is tracked. A track never seen moving is not an agent: its returns stay
+scan segments, so a person standing is an obstacle, not a ghost agent.
 
 Crowds: a cluster wider than one person is split where its range profile peaks (two people side
 by side, one partly behind another), partial views (occluded, or parts of a split cluster) keep
