@@ -141,10 +141,11 @@ def test_tracker_thresholds_are_node_parameters():
     values = defaults(['r1'])
     values.update(scan_enabled=True, track_people=True, track_confirm_hits=4,
                   track_confirm_time=0.3, track_min_speed=0.2, track_max_diameter=1.0,
-                  track_split_depth=0.0, track_gate=0.5, track_timeout=2.0)
+                  track_split_depth=0.0, track_gate=0.5, track_timeout=2.0,
+                  track_accel_noise=1.0)
     assert validate(values) is None
     assert resolve(values).fleet.people == PeopleConfig(
         track_timeout=2.0, confirm_hits=4, confirm_time=0.3, min_speed=0.2, max_diameter=1.0,
-        split_depth=0.0, gate=0.5)
+        split_depth=0.0, gate=0.5, accel_noise=1.0)
     values.update(track_split_depth=-0.1)
     assert 'track_split_depth' in validate(values)

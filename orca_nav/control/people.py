@@ -43,6 +43,7 @@ class PeopleConfig:
     max_diameter: float = 0.8      # [m] larger clusters (once split) are walls, not objects
     split_depth: float = 0.12      # [m] clusters are split at range peaks this deep
     gate: float = 0.7              # [m] association distance beyond 3 sigma
+    accel_noise: float = 2.0       # [m/s^2] how fast a track's velocity may change
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ class PeopleTracker:
     def _tracker_knobs(config):
         return {'confirm_hits': config.confirm_hits, 'track_timeout': config.track_timeout,
                 'min_speed': config.min_speed, 'confirm_time': config.confirm_time,
-                'gate': config.gate}
+                'gate': config.gate, 'accel_noise': config.accel_noise}
 
     def reconfigure(self, config: PeopleConfig) -> None:
         """Use new knobs; a change of the tracker's own ones starts it afresh."""

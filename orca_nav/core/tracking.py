@@ -67,7 +67,7 @@ from .scan import _finite_scalar, FULL_CIRCLE_SLACK
 # The velocity of a new track is 0 with this standard deviation, as a fraction of max_speed.
 INITIAL_SPEED_SIGMA = 0.5
 # Standard deviation of a partly hidden detection's centre, placed behind its arc [m].
-PARTIAL_NOISE = 0.15
+PARTIAL_NOISE = 0.3
 # Association gate: a track may take a detection within gate + this many sigmas of its
 # predicted position.
 GATE_SIGMAS = 3.0

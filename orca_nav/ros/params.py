@@ -269,6 +269,10 @@ FLEET_PARAMS = (
     _p('track_gate', 0.7, 'double',
        'A track takes detections within this of its predicted position, beyond 3 sigma [m]; '
        'larger follows sharper turns but lets neighbours steal detections', range=(0.05, 5.0)),
+    _p('track_accel_noise', 2.0, 'double',
+       "Standard deviation of a track's velocity change over one second [m/s^2]: larger "
+       'follows people who turn or slow down sooner but gives noisier velocities',
+       range=(0.1, 20.0)),
     # Maps and routes.
     _p('map_topic', '/map', 'string',
        'nav_msgs/OccupancyGrid in global_frame (reliable, transient local, as a map server '
@@ -615,7 +619,8 @@ def resolve(values):
                              confirm_time=params.track_confirm_time,
                              min_speed=params.track_min_speed,
                              max_diameter=params.track_max_diameter,
-                             split_depth=params.track_split_depth, gate=params.track_gate)
+                             split_depth=params.track_split_depth, gate=params.track_gate,
+                             accel_noise=params.track_accel_noise)
                 if params.track_people else None))
     navigation = NavigationConfig(
         route_lookahead=params.route_lookahead, progress_distance=params.progress_distance,
