@@ -703,8 +703,7 @@ class Tracker:
                              self.track_timeout, max(MAX_OCCLUSION, self.track_timeout))
             if not alive.all():
                 self._keep(alive)
-        if sensor is not None and self._id.shape[0] and z.shape[0]:
-            self._shadow(z, rad, np.asarray(sensor, dtype=np.float64).reshape(2), time)
+        z_seen, rad_seen = z, rad  # everything this scan saw, for the occlusion test
         zp, radp = z[hidden], rad[hidden]
         z, rad = z[~hidden], rad[~hidden]
         if z.shape[0] > 1 and self.merge_distance > 0.0:
@@ -742,6 +741,11 @@ class Tracker:
                                  self.confirm_time, self.RADIUS_WINDOW)
             if alive.shape[0]:
                 self._book[alive, _HIT] = np.maximum(self._book[alive, _HIT], time)
+        if sensor is not None and rows.shape[0] < self._id.shape[0]:
+            missed = np.ones(self._id.shape[0], dtype=bool)
+            missed[rows] = False
+            self._shadow(np.flatnonzero(missed), z_seen, rad_seen,
+                         np.asarray(sensor, dtype=np.float64).reshape(2), time)
         fresh = np.ones(n_full + zp.shape[0], dtype=bool)
         fresh[cols] = False
         if zp.shape[0] and fresh[n_full:].any():
@@ -857,20 +861,20 @@ class Tracker:
         alive = np.concatenate([rows[shared], free[covered.any(axis=1)]])
         return rows[~shared], cols[~shared], alive
 
-    def _shadow(self, z, rad, sensor, time):
-        """Mark the tracks hidden behind a detection (nearer, overlapping in bearing) seen."""
+    def _shadow(self, rows, z, rad, sensor, time):
+        """Mark the tracks ``rows`` hidden behind a detection (nearer, same bearing) seen."""
         dz = z - sensor
-        dt = self._kf[:, _X:_Y + 1] - sensor
+        dt = self._kf[rows, _X:_Y + 1] - sensor
         range_z = np.hypot(dz[:, 0], dz[:, 1])
         range_t = np.hypot(dt[:, 0], dt[:, 1])
         cos_gap = (dt @ dz.T) / np.maximum(range_t[:, None] * range_z[None], 1e-9)
         # Half-widths seen from the sensor of the detection and of the track, added.
         half = (np.arcsin(np.minimum(rad / np.maximum(range_z, 1e-9), 1.0))[None]
-                + np.arcsin(np.minimum(self._book[:, _RADIUS] / np.maximum(range_t, 1e-9),
-                                       1.0))[:, None])
+                + np.arcsin(np.minimum(self._book[rows, _RADIUS]
+                                       / np.maximum(range_t, 1e-9), 1.0))[:, None])
         behind = ((range_z[None] < range_t[:, None])
                   & (cos_gap >= np.cos(np.minimum(half, np.pi))))
-        hid = behind.any(axis=1)
+        hid = rows[behind.any(axis=1)]
         self._book[hid, _SEEN] = np.maximum(self._book[hid, _SEEN], time)
 
     def _start(self, z, rad, time):
