@@ -52,6 +52,24 @@ def test_a_person_standing_still_is_no_moving_object():
     assert len(tracker.moving(2.9)) == 0
 
 
+def test_a_walker_who_stops_stays_an_agent_and_a_stander_never_becomes_one():
+    """A walker stops 2 m from the robot beside a person standing all along."""
+    tracker = PeopleTracker(PeopleConfig())
+    stander = np.array([2.0, 0.0])
+    for k in range(60):
+        t = 0.1 * k
+        walker = np.array([2.0, -4.0 + min(t, 3.0)])  # 1 m/s for 3 s, then stands
+        scan = _scan(0, (0.0, 0.0, 0.0), [walker, stander], [0.3, 0.3], t)
+        tracker.observe([scan], np.zeros((1, 1, 3)), np.ones(1, bool), np.full(1, 0.2),
+                        np.zeros(3))
+        moving = tracker.moving(t)
+        if t >= 0.5:
+            # The walker, and only the walker, is an agent, moving or stopped.
+            assert len(moving) == 1, t
+            assert np.linalg.norm(moving.position[0] - walker) <= 0.1, t
+    assert np.linalg.norm(moving.velocity[0]) <= 0.1
+
+
 def test_a_walker_partly_hidden_beside_a_robot_keeps_its_size():
     """Returns within a robot's margin are that robot's: the walker's arc shrinks, not it."""
     tracker = PeopleTracker(PeopleConfig())
@@ -86,3 +104,48 @@ def test_a_robot_whose_odometry_pauses_spawns_no_ghost_track():
         inputs.scans = [_scan(0, (0.0, 0.0, 0.0), [b[:2]], [0.2], t)]
         seen = max(seen, len(ctrl.step(inputs, t).moving))
     assert seen == 0
+
+
+def test_two_walkers_side_by_side_are_two_moving_objects_not_a_wall():
+    """Shoulder to shoulder (one cluster 1.25 m wide), seen by a 360-beam lidar at 4 Hz."""
+    cfg = FleetConfig.uniform(['a'], scan_enabled=True, period=0.25, people=PeopleConfig())
+    ctrl = FleetController(cfg, NavigationConfig(), InlineExecutor())
+    inputs = FleetInputs.empty(1)
+    beams = -np.pi + 2.0 * np.pi / 360 * np.arange(360)
+    for k in range(16):
+        t = 0.25 * k
+        walkers = np.array([[-0.325, 1.5 + t], [0.325, 1.5 + t]])  # 1 m/s, away
+        inputs.set_odometry(0, x=0.0, y=0.0, yaw=0.0, time=t)
+        ranges = cast_rays(np.zeros(2), beams, 8.0, np.zeros((0, 2, 2)), walkers,
+                           np.full(2, 0.3))
+        inputs.scans = [ScanInput(0, ranges, -np.pi, 2.0 * np.pi / 360, 0.05, 8.0, t)]
+        result = ctrl.step(inputs, t)
+        if t < 0.5:
+            continue
+        moving = result.moving
+        assert len(moving) == 2, t
+        gaps = np.linalg.norm(moving.position[:, None] - walkers[None], axis=2)
+        assert np.all(gaps.min(axis=0) <= 0.15), t
+        assert np.allclose(moving.velocity, [0.0, 1.0], atol=0.25), t
+        # Their returns are agents, not scan walls (walls seen before they were known to
+        # move are left behind them, forgotten after obstacle_timeout).
+        segments = ctrl.scan_memory.remembered(0)
+        if len(segments):
+            ends = np.concatenate([segments[:, 0], segments[:, 1], segments.mean(axis=1)])
+            gaps = np.linalg.norm(ends[:, None] - walkers[None], axis=2)
+            assert gaps.min() > 0.3 + 0.05, (t, segments)
+
+
+def test_tracker_thresholds_are_node_parameters():
+    from orca_nav.ros.params import defaults, resolve, validate
+    values = defaults(['r1'])
+    values.update(scan_enabled=True, track_people=True, track_confirm_hits=4,
+                  track_confirm_time=0.3, track_min_speed=0.2, track_max_diameter=1.0,
+                  track_split_depth=0.0, track_gate=0.5, track_timeout=2.0,
+                  track_accel_noise=1.0)
+    assert validate(values) is None
+    assert resolve(values).fleet.people == PeopleConfig(
+        track_timeout=2.0, confirm_hits=4, confirm_time=0.3, min_speed=0.2, max_diameter=1.0,
+        split_depth=0.0, gate=0.5, accel_noise=1.0)
+    values.update(track_split_depth=-0.1)
+    assert 'track_split_depth' in validate(values)

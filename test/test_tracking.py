@@ -564,3 +564,110 @@ def test_tracker_invariants_under_arbitrary_detections(scans):
 
 def test_warmup_runs():
     warmup()
+
+
+# Crowds: one 360-beam sensor at 4 Hz, walkers of radius 0.3 m at 1 m/s (bench_crowd's) ---------
+
+CROWD_BEAMS = 360
+CROWD_PERIOD = 0.25
+WALKER = 0.3
+
+
+def crowd(scene, duration, *, sensor=(0.0, 0.0), period=CROWD_PERIOD, seed=0, tracker=None):
+    """Scan scene(t) -> (positions, radii) from one sensor each period; log as `track`."""
+    rng = np.random.default_rng(seed)
+    tracker = Tracker() if tracker is None else tracker
+    log = []
+    for k in range(int(round(duration / period)) + 1):
+        t = k * period
+        centers, radii = scene(t)
+        points, beams, n, inc = scan(sensor, centers, radii, n=CROWD_BEAMS, noise=NOISE,
+                                     rng=rng)
+        found = detect_objects(points, beams, n, inc, sensor, partial=True)
+        tracker.update(t, *found, sensor)
+        log.append((t, centers, tracker.tracks(), found[0].shape[0]))
+    return tracker, log
+
+
+def follow(log, velocity, since, *, position_tolerance=0.3, velocity_tolerance=0.35,
+           walkers=None):
+    """
+    Check that from ``since`` [s] on, one moving track follows each walker, always the same.
+
+    velocity(t) -> (W, 2) true velocities; walkers: the rows to check (default: all).
+    Returns {walker: track id}.
+    """
+    owner = {}
+    for t, truth, tracks, _ in log:
+        if t < since:
+            continue
+        for w in range(truth.shape[0]) if walkers is None else walkers:
+            if w not in owner:  # the nearest track, at the first check
+                owner[w] = int(tracks.id[np.argmin(np.linalg.norm(tracks.position - truth[w],
+                                                                  axis=1))])
+            k = np.flatnonzero(tracks.id == owner[w])
+            assert k.shape[0] == 1, (t, w)  # never lost
+            k = int(k[0])
+            gap = np.linalg.norm(tracks.position[k] - truth[w])
+            assert gap <= position_tolerance, (t, w, gap)
+            assert tracks.moving[k], (t, w)
+            error = np.linalg.norm(tracks.velocity[k] - velocity(t)[w])
+            assert error <= velocity_tolerance, (t, w, tracks.velocity[k])
+    assert len(set(owner.values())) == len(owner)
+    return owner
+
+
+@pytest.mark.parametrize('angle, sensor', [(np.pi / 2, (3.0, 1.0)), (np.pi / 3, (3.0, 1.0)),
+                                           (np.pi / 4, (3.0, 1.0)), (np.pi / 6, (3.0, 0.0))])
+def test_crowd_walkers_crossing_keep_their_identities_and_velocities(angle, sensor):
+    # Two walkers cross 3 m from the sensor, both at the crossing at t = 2.5 s (their discs
+    # overlap: one blob for a moment); one track each, its velocity within 0.35 m/s.
+    directions = np.array([[1.0, 0.0], [math.cos(angle), math.sin(angle)]])
+    meet = np.array([0.0, 2.0])
+    scene = straight(meet - 2.5 * directions, directions)
+    _, log = crowd(scene, 5.0, sensor=sensor)
+    follow(log, lambda t: directions, since=0.75)
+
+
+def test_crowd_walkers_side_by_side_are_two_moving_tracks_not_a_wall():
+    # Shoulder to shoulder (5 cm apart), walking away from the sensor: one cluster 1.25 m
+    # wide, wider than max_diameter.
+    velocity = np.array([[0.0, 1.0], [0.0, 1.0]])
+    scene = straight([[-0.325, 1.5], [0.325, 1.5]], velocity)
+    _, log = crowd(scene, 5.0)
+    follow(log, lambda t: velocity, since=0.75)
+    assert all(len(tracks) == 2 for t, _, tracks, _ in log if t >= 0.75)
+
+
+def test_crowd_walker_merging_with_another_and_splitting_again_keeps_its_track():
+    # Two walkers converge until shoulder to shoulder (t = 1.5 .. 3 s), walk so and part.
+    def positions(t):
+        gap = 1.8 - 1.15 * min(t, 1.5) / 1.5 + 1.15 * max(t - 3.0, 0.0) / 1.5
+        gap = min(gap, 1.8)
+        y = 1.5 + t
+        return np.array([[-gap / 2, y], [gap / 2, y]])
+
+    def velocities(t):
+        side = -1.15 / 1.5 / 2 if t < 1.5 else (1.15 / 1.5 / 2 if 3.0 <= t < 4.5 else 0.0)
+        return np.array([[-side, 1.0], [side, 1.0]])
+
+    _, log = crowd(lambda t: (positions(t), np.full(2, WALKER)), 5.0)
+    follow(log, velocities, since=0.75, velocity_tolerance=0.5)
+
+
+def test_crowd_standing_person_is_no_moving_track_while_a_walker_brushes_past():
+    # A person stands at (0, 3); a walker passes shoulder to shoulder with them.
+    def scene(t):
+        return np.array([[0.0, 3.0], [0.65, 0.5 + t]]), np.full(2, WALKER)
+
+    _, log = crowd(scene, 5.0)
+    follow(log, lambda t: np.array([[0.0, 0.0], [0.0, 1.0]]), since=0.75, walkers=[1])
+    stander = None
+    for t, truth, tracks, _ in log:
+        if t < 0.75:
+            continue
+        gaps = np.linalg.norm(tracks.position - truth[0], axis=1)
+        k = int(np.argmin(gaps))
+        assert gaps[k] <= 0.1 and tracks.confirmed[k] and not tracks.moving[k], t
+        assert stander in (None, int(tracks.id[k]))
+        stander = int(tracks.id[k])

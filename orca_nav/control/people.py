@@ -7,8 +7,15 @@ whole fleet (orca_nav.core.tracking.Tracker) follows them across scans and robot
 constant-velocity Kalman filter. A track that keeps moving is handed to the core as an
 immovable agent (the robots take all the avoiding, since a person does not run ORCA) at its
 predicted position, with its estimated velocity and its radius plus ``person_margin``; its
-returns are then no wall segments. A track that stands still is not an agent: its returns stay
-scan segments, so a person who stops is an obstacle, not a ghost agent.
+returns are then no wall segments. A walker who stops stays such an agent (at its estimated,
+slow velocity) while it is tracked. A track never seen moving is not an agent: its returns stay
+scan segments, so a person standing is an obstacle, not a ghost agent.
+
+Crowds: a cluster wider than one person is split where its range profile peaks (two people side
+by side, one partly behind another), partial views (occluded, or parts of a split cluster) keep
+updating the tracks they belong to, a confirmed track hidden behind a nearer detection is kept
+up to 3 s, and a track is confirmed by two detections ``confirm_time`` apart as well as by
+``confirm_hits`` (see orca_nav.core.tracking).
 """
 
 from dataclasses import dataclass
@@ -31,8 +38,12 @@ class PeopleConfig:
     enabled: bool = True
     track_timeout: float = 1.0     # [s] a track not seen this long is forgotten
     confirm_hits: int = 3          # detections before a track counts
+    confirm_time: float = 0.2      # [s] or two detections at least this far apart
     min_speed: float = 0.15        # [m/s] a confirmed track faster than this is moving
-    max_diameter: float = 0.8      # [m] larger clusters are walls, not objects
+    max_diameter: float = 0.8      # [m] larger clusters (once split) are walls, not objects
+    split_depth: float = 0.12      # [m] clusters are split at range peaks this deep
+    gate: float = 0.7              # [m] association distance beyond 3 sigma
+    accel_noise: float = 2.0       # [m/s^2] how fast a track's velocity may change
 
 
 @dataclass(frozen=True)
@@ -66,18 +77,24 @@ class PeopleTracker:
         self.config = config
         self.tracker = self._new_tracker(config)
         self._largest = {}   # track id -> largest radius estimated so far [m]
+        self._walked = set()  # ids of the tracks that have been moving
 
     @staticmethod
     def _new_tracker(config):
-        return Tracker(confirm_hits=config.confirm_hits, track_timeout=config.track_timeout,
-                       min_speed=config.min_speed)
+        return Tracker(**PeopleTracker._tracker_knobs(config))
+
+    @staticmethod
+    def _tracker_knobs(config):
+        return {'confirm_hits': config.confirm_hits, 'track_timeout': config.track_timeout,
+                'min_speed': config.min_speed, 'confirm_time': config.confirm_time,
+                'gate': config.gate, 'accel_noise': config.accel_noise}
 
     def reconfigure(self, config: PeopleConfig) -> None:
         """Use new knobs; a change of the tracker's own ones starts it afresh."""
         old, self.config = self.config, config
-        if (old.confirm_hits, old.track_timeout, old.min_speed) != (
-                config.confirm_hits, config.track_timeout, config.min_speed):
+        if self._tracker_knobs(old) != self._tracker_knobs(config):
             self.tracker = self._new_tracker(config)
+            self._largest, self._walked = {}, set()  # the new tracker's ids start at 0
 
     def observe(self, scans, poses, present, radius, sensor_offset, grid=None):
         """
@@ -100,11 +117,17 @@ class PeopleTracker:
                                               scan.range_max, sensor)
             except ValueError:
                 continue
-            keep = self._unexplained(points, poses[k, :, :2], present, radius, grid)
-            centres, radii = detect_objects(points[keep], beam[keep], len(scan.ranges),
-                                            scan.angle_increment, sensor[:2],
-                                            max_diameter=self.config.max_diameter)
-            self.tracker.update(scan.time, centres, radii)
+            # The scanning robot's own body is below range_min: dropping returns within its
+            # radius + margin would hide the nearest part of a person beside it (the partial
+            # view left then misplaces them, when it matters most).
+            others = np.array(present, bool)
+            others[i] = False
+            keep = self._unexplained(points, poses[k, :, :2], others, radius, grid)
+            centres, radii, partial = detect_objects(
+                points[keep], beam[keep], len(scan.ranges), scan.angle_increment, sensor[:2],
+                max_diameter=self.config.max_diameter, split_depth=self.config.split_depth,
+                partial=True)
+            self.tracker.update(scan.time, centres, radii, partial, sensor[:2])
 
     @staticmethod
     def _unexplained(points, robots, present, radius, grid):
@@ -137,7 +160,13 @@ class PeopleTracker:
         for k, r in zip(tracks.id.tolist(), tracks.radius.tolist()):
             largest[k] = max(r, self._largest.get(k, 0.0))
         self._largest = largest
-        m = tracks.moving
+        # A walker who stops stays an agent (at its slow or zero velocity) while tracked: its
+        # returns were no scan walls while it walked, and a person about to stop is where
+        # the robots' paths had been planned round with person_margin. A track never seen
+        # moving (a person standing, a pillar) stays scan walls.
+        self._walked = {k for k in self._walked if k in largest}
+        self._walked.update(tracks.id[tracks.moving].tolist())
+        m = np.array([k in self._walked for k in tracks.id.tolist()], bool)
         radius = np.array([largest[k] for k in tracks.id[m].tolist()], float)
         return MovingObjects(tracks.id[m], tracks.position[m], tracks.velocity[m], radius)
 
@@ -145,6 +174,7 @@ class PeopleTracker:
         """Forget every track."""
         self.tracker.reset()
         self._largest = {}
+        self._walked = set()
 
 
 __all__ = ['MovingObjects', 'PeopleConfig', 'PeopleTracker']

@@ -66,6 +66,8 @@ from .scan import _finite_scalar, FULL_CIRCLE_SLACK
 
 # The velocity of a new track is 0 with this standard deviation, as a fraction of max_speed.
 INITIAL_SPEED_SIGMA = 0.5
+# Standard deviation of a partly hidden detection's centre, placed behind its arc [m].
+PARTIAL_NOISE = 0.3
 # Association gate: a track may take a detection within gate + this many sigmas of its
 # predicted position.
 GATE_SIGMAS = 3.0
@@ -81,9 +83,13 @@ TANGENT_STEPS = 7
 _X, _Y, _VX, _VY, _PP, _PV, _VV = range(7)
 _KF_COLUMNS = 7
 # Columns of Tracker._book: time of the state, of the last matched detection and of the
-# first detection [s], number of matched detections, smoothed radius [m].
-_T, _HIT, _BORN, _HITS, _RADIUS = range(5)
-_BOOK_COLUMNS = 5
+# first detection [s], number of matched detections, smoothed radius [m], confirmed (1.0) or
+# tentative (0.0), last time matched or in the shadow of a nearer detection [s].
+_T, _HIT, _BORN, _HITS, _RADIUS, _CONF, _SEEN = range(7)
+_BOOK_COLUMNS = 7
+# A confirmed track hidden behind nearer detections is kept this long without a match [s]
+# (track_timeout counts from the last scan that could have seen it).
+MAX_OCCLUSION = 3.0
 
 
 def _positive(value, name):
@@ -131,7 +137,8 @@ def _as_xy(values, name):
 def detect_objects(points: ArrayLike, beam: ArrayLike, n_beams: int, angle_increment: float,
                    sensor_xy: ArrayLike, *, jump_distance: float = 0.3,
                    max_diameter: float = 0.8, min_points: int = 3,
-                   min_radius: float = 0.1) -> Tuple[np.ndarray, np.ndarray]:
+                   min_radius: float = 0.1,
+                   split_depth: float = 0.12, partial: bool = False) -> Tuple[np.ndarray, ...]:
     """
     Find small objects (people, legs, robots) among the unexplained returns of one scan.
 
@@ -158,6 +165,15 @@ def detect_objects(points: ArrayLike, beam: ArrayLike, n_beams: int, angle_incre
         Clusters with fewer returns are dropped (noise), >= 1.
     min_radius : float
         Smallest reported radius [m], in [0, max_diameter / 2].
+    split_depth : float
+        A cluster is split where its range profile has an inner peak this much farther than
+        the nearest return on each side [m], >= 0 (0: no split): two people side by side, or
+        one partly behind another, within ``jump_distance`` of each other.
+    partial : bool
+        Also return the occluded objects (see the module docstring), and a third array
+        telling which they are, and which objects are parts of a split cluster (their
+        outline at the cut is unknown): their fits may lie too near and be too small, but
+        say that something is there (`Tracker.update` takes them as such).
 
     Returns
     -------
@@ -166,6 +182,8 @@ def detect_objects(points: ArrayLike, beam: ArrayLike, n_beams: int, angle_incre
         module docstring).
     radii : (D,) float64 ndarray
         Estimated radii [m], in [min_radius, max_diameter / 2].
+    partial : (D,) bool ndarray
+        Only with ``partial=True``: which objects are occluded or parts of a split cluster.
 
     Raises
     ------
@@ -194,11 +212,12 @@ def detect_objects(points: ArrayLike, beam: ArrayLike, n_beams: int, angle_incre
     max_diameter = _positive(max_diameter, 'max_diameter')
     min_points = _int_at_least(min_points, 'min_points', 1)
     min_radius = _non_negative(min_radius, 'min_radius')
+    split_depth = _non_negative(split_depth, 'split_depth')
     if min_radius > 0.5 * max_diameter:
         raise ValueError('min_radius (%r) must not exceed max_diameter / 2 (%r)'
                          % (min_radius, 0.5 * max_diameter))
 
-    empty = (np.empty((0, 2)), np.empty(0))
+    empty = (np.empty((0, 2)), np.empty(0)) + ((np.empty(0, bool),) if partial else ())
     if pts.shape[0] == 0:
         return empty
     if beam.dtype.kind not in 'iu':
@@ -214,8 +233,18 @@ def detect_objects(points: ArrayLike, beam: ArrayLike, n_beams: int, angle_incre
     y = pts[:, 1] - sensor[1]
     full_circle = n_beams * increment >= 2.0 * math.pi - FULL_CIRCLE_SLACK
     order, starts, ends = _cluster_order(x, y, beam, n_beams, full_circle, jump_distance)
-    keep = _screen(order, starts, ends, beam, x, y, n_beams, full_circle, min_points,
-                   max_diameter)
+    cut = np.zeros((starts.shape[0], 2), dtype=np.bool_)
+    if split_depth > 0.0:
+        starts, ends, cut = _split_clusters(order, starts, ends, x, y, split_depth,
+                                            min_points)
+        by_start = np.argsort(starts)
+        starts, ends, cut = starts[by_start], ends[by_start], cut[by_start]
+    keep, hidden = _screen(order, starts, ends, cut, beam, x, y, n_beams, full_circle,
+                           min_points, max_diameter)
+    if not partial:
+        keep &= ~hidden
+    # Cut parts, like occluded clusters, are partial views: the outline at a cut is unknown.
+    hidden |= cut[:, 0] | cut[:, 1]
     x, y = x[order], y[order]
     candidates = np.flatnonzero(keep)
 
@@ -223,10 +252,12 @@ def detect_objects(points: ArrayLike, beam: ArrayLike, n_beams: int, angle_incre
         return empty
     fits = _fit_clusters(x, y, starts[candidates], ends[candidates], increment, max_diameter,
                          TANGENT_STEPS)
-    fits = fits[np.isfinite(fits[:, 2])]  # NaN radius: wider than max_diameter
+    good = np.isfinite(fits[:, 2])  # NaN radius: wider than max_diameter
+    fits = fits[good]
     if not fits.shape[0]:
         return empty
-    return fits[:, :2] + sensor, np.clip(fits[:, 2], min_radius, 0.5 * max_diameter)
+    out = (fits[:, :2] + sensor, np.clip(fits[:, 2], min_radius, 0.5 * max_diameter))
+    return out + (hidden[candidates][good],) if partial else out
 
 
 @njit(cache=True)
@@ -276,9 +307,87 @@ def _cluster_order(x, y, beam, n_beams, full_circle, jump_distance):
 
 
 @njit(cache=True)
-def _screen(order, starts, ends, beam, x, y, n_beams, full_circle, min_points, max_diameter):
+def _split_clusters(order, starts, ends, x, y, depth, min_points):
     """
-    Return (M,) bool: the clusters that may be objects (enough returns, small, not occluded).
+    Split clusters at inner range peaks at least ``depth`` deep; return starts, ends, cut.
+
+    A person's range profile (and a flat wall's) is one valley: the range falls to a least
+    value and rises again. Two people side by side, or one partly behind the other, make two
+    valleys with a peak between them (where their outlines meet); a cluster is cut after
+    each peak (its deepest first, then within the parts) that is at least ``depth`` farther
+    than the nearest return on either side, as long as both parts keep ``min_points``
+    returns. cut (M', 2) bool: the first / last end of each part is such a cut (no occlusion
+    test there: the neighbour across it is the other person).
+    """
+    n = order.shape[0]
+    rng = np.empty(n)
+    for k in range(n):
+        rng[k] = math.hypot(x[order[k]], y[order[k]])
+    stack_lo = list(starts)
+    stack_hi = list(ends)
+    stack_a = [False] * len(stack_lo)
+    stack_b = [False] * len(stack_lo)
+    out_s = []
+    out_e = []
+    out_a = []
+    out_b = []
+    while len(stack_lo):
+        lo = stack_lo.pop()
+        hi = stack_hi.pop()
+        cut_lo = stack_a.pop()
+        cut_hi = stack_b.pop()
+        best, at = depth, -1
+        if hi - lo + 1 >= 2 * min_points:
+            # left[k]: least range in lo..k; right: in k..hi.
+            right = np.empty(hi - lo + 1)
+            low = math.inf
+            for k in range(hi, lo - 1, -1):
+                low = min(low, rng[k])
+                right[k - lo] = low
+            low = rng[lo]
+            for k in range(lo + 1, hi):
+                low = min(low, rng[k - 1])
+                if k - lo < min_points or hi - k < min_points:
+                    continue
+                if rng[k] >= rng[k - 1] and rng[k] >= rng[k + 1]:
+                    prominence = min(rng[k] - low, rng[k] - right[k + 1 - lo])
+                    if prominence >= best:
+                        best, at = prominence, k
+        if at < 0:
+            out_s.append(lo)
+            out_e.append(hi)
+            out_a.append(cut_lo)
+            out_b.append(cut_hi)
+            continue
+        # The peak return goes with the nearer side (its outline ends there).
+        end = at if rng[at - 1] <= rng[at + 1] else at - 1
+        stack_lo.append(lo)
+        stack_hi.append(end)
+        stack_a.append(cut_lo)
+        stack_b.append(True)
+        stack_lo.append(end + 1)
+        stack_hi.append(hi)
+        stack_a.append(True)
+        stack_b.append(cut_hi)
+    m = len(out_s)
+    new_starts = np.empty(m, np.int64)
+    new_ends = np.empty(m, np.int64)
+    cut = np.zeros((m, 2), np.bool_)
+    for k in range(m):
+        new_starts[k] = out_s[k]
+        new_ends[k] = out_e[k]
+        cut[k, 0] = out_a[k]
+        cut[k, 1] = out_b[k]
+    return new_starts, new_ends, cut
+
+
+@njit(cache=True)
+def _screen(order, starts, ends, cut, beam, x, y, n_beams, full_circle, min_points,
+            max_diameter):
+    """
+    Return (M,) bool twice: the clusters that may be objects, and which of them are occluded.
+
+    May be objects: enough returns, small enough.
 
     A cluster is occluded when the return just before its first or just after its last, on
     the very next beam, is nearer: its visible arc then ends at the occluder rather than at
@@ -289,6 +398,7 @@ def _screen(order, starts, ends, beam, x, y, n_beams, full_circle, min_points, m
     n_pts = beam.shape[0]
     m = starts.shape[0]
     keep = np.zeros(m, np.bool_)
+    hidden = np.zeros(m, np.bool_)
     for c in range(m):
         if ends[c] - starts[c] + 1 < min_points:
             continue
@@ -303,7 +413,10 @@ def _screen(order, starts, ends, beam, x, y, n_beams, full_circle, min_points, m
         keep[c] = True
         if full_circle and m == 1:
             continue  # the neighbours of its ends are its own returns
-        for end, step in ((order[starts[c]], -1), (order[ends[c]], 1)):
+        for end, step, split in ((order[starts[c]], -1, cut[c, 0]),
+                                 (order[ends[c]], 1, cut[c, 1])):
+            if split:
+                continue
             other = end + step
             if full_circle:
                 other %= n_pts
@@ -311,8 +424,8 @@ def _screen(order, starts, ends, beam, x, y, n_beams, full_circle, min_points, m
                 continue
             if ((beam[end] - beam[other]) * -step) % n_beams == 1 and (
                     x[other] ** 2 + y[other] ** 2 < x[end] ** 2 + y[end] ** 2):
-                keep[c] = False
-    return keep
+                hidden[c] = True
+    return keep, hidden
 
 
 @njit(cache=True)
@@ -402,7 +515,8 @@ class Tracks:
     radius : (T,) float64 ndarray
         Smoothed radii [m].
     confirmed : (T,) bool ndarray
-        Whether the track has had confirm_hits matched detections (else tentative).
+        Whether the track has had confirm_hits matched detections, or two spanning at
+        least confirm_time (else tentative).
     moving : (T,) bool ndarray
         Confirmed and moving (speed hysteresis between min_speed / 2 and min_speed).
     age : (T,) float64 ndarray
@@ -459,7 +573,9 @@ class Tracker:
     7. starts a tentative track (velocity 0, standard deviation max_speed / 2) at each
        unmatched detection, unless a track lies within ``merge_distance`` of it (a leg that
        the merge missed, or a second view of a track that already took a detection);
-    8. confirms tracks with ``confirm_hits`` matched detections and updates the moving flags:
+    8. confirms tracks with ``confirm_hits`` matched detections, or with two or more that span
+       ``confirm_time`` (at a slow scan rate hits come late: 3 at 4 Hz take 0.5 s, in which a
+       walker covers half a metre unseen as one), and updates the moving flags:
        a confirmed track becomes moving above ``min_speed`` and stops below min_speed / 2.
 
     Two robots seeing the same person simply update its track twice, once per scan.
@@ -479,7 +595,7 @@ class Tracker:
     def __init__(self, gate: float = 0.7, confirm_hits: int = 3, track_timeout: float = 1.0,
                  accel_noise: float = 1.0, measurement_noise: float = 0.05,
                  min_speed: float = 0.15, max_speed: float = 3.0,
-                 merge_distance: float = 0.45):
+                 merge_distance: float = 0.45, confirm_time: float = 0.2):
         """
         Set the tuning parameters; see the class docstring for their roles.
 
@@ -506,6 +622,9 @@ class Tracker:
             Estimated speeds are capped at this [m/s], > 0.
         merge_distance : float
             Detections of one scan closer than this are one object [m], >= 0 (0: no merge).
+        confirm_time : float
+            A track with two or more matched detections this far apart in time is confirmed
+            whatever confirm_hits says [s], >= 0 (inf: by hits only).
 
         """
         self.gate = _positive(gate, 'gate')
@@ -516,6 +635,9 @@ class Tracker:
         self.min_speed = _positive(min_speed, 'min_speed')
         self.max_speed = _positive(max_speed, 'max_speed')
         self.merge_distance = _non_negative(merge_distance, 'merge_distance')
+        self.confirm_time = float(confirm_time)
+        if not self.confirm_time >= 0.0:
+            raise ValueError('confirm_time must be >= 0, got %r' % (confirm_time,))
         self.reset()
 
     def reset(self) -> None:
@@ -527,7 +649,9 @@ class Tracker:
         self._book = np.empty((0, _BOOK_COLUMNS))  # bookkeeping, see _T...
         self._moving = np.empty(0, dtype=bool)
 
-    def update(self, time: float, centres: ArrayLike, radii: ArrayLike) -> None:
+    def update(self, time: float, centres: ArrayLike, radii: ArrayLike,
+               partial: Optional[ArrayLike] = None,
+               sensor: Optional[ArrayLike] = None) -> None:
         """
         Fold in the detections of one scan taken at ``time``.
 
@@ -540,6 +664,13 @@ class Tracker:
             Detected centres in the global frame [m] (`detect_objects`); D may be 0.
         radii : (D,) array_like
             Their radii [m], finite and >= 0.
+        partial : (D,) array_like of bool or None
+            Which detections are partial views (``detect_objects(..., partial=True)``): such
+            a detection updates a track placed as far behind its visible arc as the track is
+            wide, with PARTIAL_NOISE, and the track keeps its radius; unmatched, it starts a
+            track only where no track and no whole detection is near. None: none is.
+        sensor : (2,) array_like or None
+            The scanner's position [m]; needed when a detection is partial.
 
         Raises
         ------
@@ -554,31 +685,83 @@ class Tracker:
             raise ValueError('radii must have shape (%d,), got %s' % (z.shape[0], rad.shape))
         if rad.shape[0] and not (math.isfinite(rad.sum()) and rad.min() >= 0.0):
             raise ValueError('radii must be finite and >= 0')
+        hidden = np.zeros(z.shape[0], bool) if partial is None else \
+            np.asarray(partial, dtype=bool).reshape(-1)
+        if hidden.shape[0] != z.shape[0]:
+            raise ValueError('partial must have shape (%d,), got %s'
+                             % (z.shape[0], hidden.shape))
+        if hidden.any():
+            sensor = np.asarray(sensor if sensor is not None else [np.nan] * 2,
+                                dtype=np.float64).reshape(-1)
+            if sensor.shape != (2,) or not np.all(np.isfinite(sensor)):
+                raise ValueError('partial detections need a finite sensor (2,), got %r'
+                                 % (sensor,))
         self._time = max(self._time, time)
 
         if self._id.shape[0]:
             alive = _predict(self._kf, self._book, time, self.accel_noise ** 2,
-                             self.track_timeout)
+                             self.track_timeout, max(MAX_OCCLUSION, self.track_timeout))
             if not alive.all():
                 self._keep(alive)
+        z_seen, rad_seen = z, rad  # everything this scan saw, for the occlusion test
+        zp, radp = z[hidden], rad[hidden]
+        z, rad = z[~hidden], rad[~hidden]
         if z.shape[0] > 1 and self.merge_distance > 0.0:
             z, rad = _merge(z, rad, self.merge_distance)
-        if not z.shape[0]:
+        n_full = z.shape[0]
+        zp_track = None
+        if zp.shape[0] and self._id.shape[0]:
+            # A partial view lies too near the sensor by up to the missing width.
+            away = zp - sensor
+            away /= np.maximum(np.hypot(away[:, 0], away[:, 1]), 1e-9)[:, None]
+            push = np.maximum(self._book[:, _RADIUS, None] - radp, 0.0)  # (T, P)
+            zp_track = zp[None] + push[:, :, None] * away[None]  # (T, P, 2)
+        if not z.shape[0] + zp.shape[0]:
             return
 
-        rows, cols = self._associate(z)
+        rows, cols = self._associate(z, zp_track)
         if rows.shape[0]:
-            good, used, alive = self._share(rows, cols, z, rad)
+            z_all, rad_all = z, rad
+            if zp_track is not None:
+                # Partial views: at their place for the matched track, with its radius.
+                part = cols >= n_full
+                z_all = np.concatenate([z, np.zeros((zp.shape[0], 2))])
+                z_all[cols[part]] = zp_track[rows[part], cols[part] - n_full]
+                rad_all = np.concatenate([rad, np.zeros(zp.shape[0])])
+                rad_all[cols[part]] = self._book[rows[part], _RADIUS]
+            good, used, alive = self._share(rows, cols, z_all, rad_all)
             if good.shape[0]:
-                _correct(self._kf, self._book, self._moving, good, z[used], rad[used], time,
-                         self.measurement_noise ** 2, self.max_speed, self.min_speed,
-                         self.confirm_hits, self.RADIUS_WINDOW)
+                full = used < n_full
+                for sel, noise in ((full, self.measurement_noise),
+                                   (~full, PARTIAL_NOISE)):
+                    if sel.any():
+                        _correct(self._kf, self._book, self._moving, good[sel],
+                                 z_all[used[sel]], rad_all[used[sel]], time, noise ** 2,
+                                 self.max_speed, self.min_speed, self.confirm_hits,
+                                 self.confirm_time, self.RADIUS_WINDOW)
             if alive.shape[0]:
                 self._book[alive, _HIT] = np.maximum(self._book[alive, _HIT], time)
-        if rows.shape[0] < z.shape[0]:
-            fresh = np.ones(z.shape[0], dtype=bool)
-            fresh[cols] = False
+        if sensor is not None and rows.shape[0] < self._id.shape[0]:
+            missed = np.ones(self._id.shape[0], dtype=bool)
+            missed[rows] = False
+            self._shadow(np.flatnonzero(missed), z_seen, rad_seen,
+                         np.asarray(sensor, dtype=np.float64).reshape(2), time)
+        fresh = np.ones(n_full + zp.shape[0], dtype=bool)
+        fresh[cols] = False
+        if zp.shape[0] and fresh[n_full:].any():
+            # A partial view of something new: no whole detection beside it.
+            lone = fresh[n_full:].copy()
+            if n_full:
+                gap = np.hypot(zp[:, 0, None] - z[:, 0], zp[:, 1, None] - z[:, 1])
+                lone &= gap.min(axis=1) >= self.merge_distance
+            z = np.concatenate([z, zp[lone]])
+            rad = np.concatenate([rad, radp[lone]])
+            fresh = np.concatenate([fresh[:n_full], np.ones(int(lone.sum()), bool)])
+        else:
+            fresh = fresh[:n_full]
+        if not fresh.all():
             z, rad = z[fresh], rad[fresh]
+        if z.shape[0]:
             if self._id.shape[0]:
                 # No new track on top of an existing one (duplicate legs or views).
                 dx = z[:, 0, None] - self._kf[:, _X]
@@ -616,7 +799,7 @@ class Tracker:
         return Tracks(id=self._id[order], position=np.ascontiguousarray(pos),
                       velocity=np.ascontiguousarray(kf[:, _VX:_VY + 1]),
                       radius=book[:, _RADIUS].copy(),
-                      confirmed=book[:, _HITS] >= self.confirm_hits,
+                      confirmed=book[:, _CONF] > 0.0,
                       moving=self._moving[order],
                       age=np.maximum(ref - book[:, _BORN], 0.0) if order.shape[0]
                       else np.empty(0),
@@ -624,12 +807,26 @@ class Tracker:
 
     # Kalman filter and bookkeeping ------------------------------------------------------------
 
-    def _associate(self, z):
-        """Gated optimal assignment; returns matched (track rows, detection columns)."""
+    def _associate(self, z, zp_track=None):
+        """
+        Gated optimal assignment; returns matched (track rows, detection columns).
+
+        zp_track (T, P, 2) or None: partial detections, placed for each track; their columns
+        follow those of z.
+        """
         none = np.empty(0, dtype=np.int64)
         if not self._id.shape[0]:
             return none, none
         cost, allowed, n_allowed = _gated_distances(self._kf, z, self.gate, GATE_SIGMAS)
+        if zp_track is not None:
+            dist = np.hypot(zp_track[:, :, 0] - self._kf[:, _X, None],
+                            zp_track[:, :, 1] - self._kf[:, _Y, None])
+            ok = dist <= (self.gate + GATE_SIGMAS * np.sqrt(self._kf[:, _PP]))[:, None]
+            allowed = np.concatenate([allowed, ok], axis=1)
+            n_allowed += int(ok.sum())
+            # Forbidden pairs cost more than all allowed ones together.
+            total = 1.0 + cost[:, :z.shape[0]][allowed[:, :z.shape[0]]].sum() + dist[ok].sum()
+            cost = np.where(allowed, np.concatenate([cost, dist], axis=1), total)
         if not n_allowed:
             return none, none
         rows, cols = linear_sum_assignment(cost)
@@ -649,7 +846,7 @@ class Tracker:
         that they coast on their velocities instead of being dragged to the blob's centre or
         deleted. Returns the unambiguous (rows, cols) and the track rows to keep alive.
         """
-        free = self._book[:, _HITS] >= self.confirm_hits
+        free = self._book[:, _CONF] > 0.0
         free[rows] = False
         if not free.any():
             return rows, cols, rows[:0]
@@ -664,6 +861,22 @@ class Tracker:
         alive = np.concatenate([rows[shared], free[covered.any(axis=1)]])
         return rows[~shared], cols[~shared], alive
 
+    def _shadow(self, rows, z, rad, sensor, time):
+        """Mark the tracks ``rows`` hidden behind a detection (nearer, same bearing) seen."""
+        dz = z - sensor
+        dt = self._kf[rows, _X:_Y + 1] - sensor
+        range_z = np.hypot(dz[:, 0], dz[:, 1])
+        range_t = np.hypot(dt[:, 0], dt[:, 1])
+        cos_gap = (dt @ dz.T) / np.maximum(range_t[:, None] * range_z[None], 1e-9)
+        # Half-widths seen from the sensor of the detection and of the track, added.
+        half = (np.arcsin(np.minimum(rad / np.maximum(range_z, 1e-9), 1.0))[None]
+                + np.arcsin(np.minimum(self._book[rows, _RADIUS]
+                                       / np.maximum(range_t, 1e-9), 1.0))[:, None])
+        behind = ((range_z[None] < range_t[:, None])
+                  & (cos_gap >= np.cos(np.minimum(half, np.pi))))
+        hid = rows[behind.any(axis=1)]
+        self._book[hid, _SEEN] = np.maximum(self._book[hid, _SEEN], time)
+
     def _start(self, z, rad, time):
         """Start tentative tracks at detections z (K, 2) with radii (K,)."""
         n = z.shape[0]
@@ -673,8 +886,10 @@ class Tracker:
         kf[:, _VV] = (INITIAL_SPEED_SIGMA * self.max_speed) ** 2
         book = np.empty((n, _BOOK_COLUMNS))
         book[:, _T:_BORN + 1] = time
+        book[:, _SEEN] = time
         book[:, _HITS] = 1.0
         book[:, _RADIUS] = rad
+        book[:, _CONF] = 1.0 if self.confirm_hits == 1 else 0.0
         self._id = np.concatenate([self._id, np.arange(self._next_id, self._next_id + n)])
         self._next_id += n
         self._kf = np.concatenate([self._kf, kf])
@@ -696,12 +911,13 @@ class Tracker:
 
 
 @njit(cache=True)
-def _predict(kf, book, time, q, timeout):
+def _predict(kf, book, time, q, timeout, occluded_timeout):
     """
     Predict every track to time in place (never backwards); return which are alive.
 
     kf, book: Tracker._kf, Tracker._book; q = accel_noise^2 [m^2/s^3]; a track is alive
-    while its last matched detection is at most timeout [s] old.
+    while its last matched detection is at most timeout [s] old, or, confirmed and in the
+    shadow of nearer detections since, occluded_timeout.
     """
     n = kf.shape[0]
     alive = np.empty(n, dtype=np.bool_)
@@ -717,7 +933,10 @@ def _predict(kf, book, time, q, timeout):
         kf[i, _X] += kf[i, _VX] * dt
         kf[i, _Y] += kf[i, _VY] * dt
         book[i, _T] = max(book[i, _T], time)
-        alive[i] = time - book[i, _HIT] <= timeout
+        seen = book[i, _HIT]
+        if book[i, _CONF] > 0.0:
+            seen = max(seen, book[i, _SEEN])
+        alive[i] = (time - seen <= timeout and time - book[i, _HIT] <= occluded_timeout)
     return alive
 
 
@@ -754,7 +973,7 @@ def _gated_distances(kf, z, gate, sigmas):
 
 @njit(cache=True)
 def _correct(kf, book, moving, rows, z, rad, time, r_var, max_speed, min_speed,
-             confirm_hits, window):
+             confirm_hits, confirm_time, window):
     """
     Kalman update of the tracks rows (K,) with detections z (K, 2), rad (K,), in place.
 
@@ -787,8 +1006,12 @@ def _correct(kf, book, moving, rows, z, rad, time, r_var, max_speed, min_speed,
         book[i, _HITS] += 1.0
         book[i, _RADIUS] += (rad[k] - book[i, _RADIUS]) / min(book[i, _HITS], window)
         book[i, _HIT] = max(book[i, _HIT], time)
+        book[i, _SEEN] = max(book[i, _SEEN], time)
         threshold = 0.5 * min_speed if moving[i] else min_speed
-        moving[i] = book[i, _HITS] >= confirm_hits and speed > threshold
+        if book[i, _HITS] >= confirm_hits or (
+                book[i, _HITS] >= 2.0 and book[i, _HIT] - book[i, _BORN] >= confirm_time):
+            book[i, _CONF] = 1.0
+        moving[i] = book[i, _CONF] > 0.0 and speed > threshold
 
 
 def warmup() -> None:

@@ -252,7 +252,32 @@ FLEET_PARAMS = (
        'Moving tracks, known people and observed robots that do not avoid are looked for this '
        'far [m]', range=(0.01, 1000.0)),
     _p('track_timeout', 1.0, 'double',
-       'A track no scan has seen this long is forgotten [s]', range=(0.1, 10.0)),
+       'A track no scan has seen this long is forgotten [s] (a confirmed one hidden behind '
+       'nearer objects: up to 3 s, or this if longer)', range=(0.1, 10.0)),
+    _p('track_confirm_hits', 3, 'integer',
+       'Detections that confirm a track (only confirmed tracks may be moving agents)',
+       range=(1, 20)),
+    _p('track_confirm_time', 0.2, 'double',
+       'A track with two detections at least this far apart is confirmed, whatever '
+       'track_confirm_hits says [s]: at slow scan rates hits come late (3 at 4 Hz take '
+       '0.5 s)', range=(0.0, 10.0)),
+    _p('track_min_speed', 0.15, 'double',
+       'A confirmed track faster than this is moving (an agent), and stops below half of '
+       'it [m/s]; slower tracks stay scan obstacles', range=(0.01, 5.0)),
+    _p('track_max_diameter', 0.8, 'double',
+       'Scan clusters (once split) wider than this are walls, not people [m]',
+       range=(0.2, 5.0)),
+    _p('track_split_depth', 0.12, 'double',
+       'Scan clusters are split where their range profile peaks this much above both sides '
+       '[m] (two people side by side, one partly behind another); 0: no split',
+       range=(0.0, 2.0)),
+    _p('track_gate', 0.7, 'double',
+       'A track takes detections within this of its predicted position, beyond 3 sigma [m]; '
+       'larger follows sharper turns but lets neighbours steal detections', range=(0.05, 5.0)),
+    _p('track_accel_noise', 2.0, 'double',
+       "Standard deviation of a track's velocity change over one second [m/s^2]: larger "
+       'follows people who turn or slow down sooner but gives noisier velocities',
+       range=(0.1, 20.0)),
     # Maps and routes.
     _p('map_topic', '/map', 'string',
        'nav_msgs/OccupancyGrid in global_frame (reliable, transient local, as a map server '
@@ -603,7 +628,13 @@ def resolve(values):
         scan_sensor_offset=tuple(params.scan_sensor_offset),
         person_margin=params.person_margin, person_time_horizon=params.person_time_horizon,
         person_neighbor_dist=params.person_neighbor_dist,
-        people=(PeopleConfig(track_timeout=params.track_timeout)
+        people=(PeopleConfig(track_timeout=params.track_timeout,
+                             confirm_hits=params.track_confirm_hits,
+                             confirm_time=params.track_confirm_time,
+                             min_speed=params.track_min_speed,
+                             max_diameter=params.track_max_diameter,
+                             split_depth=params.track_split_depth, gate=params.track_gate,
+                             accel_noise=params.track_accel_noise)
                 if params.track_people else None))
     navigation = NavigationConfig(
         route_lookahead=params.route_lookahead, progress_distance=params.progress_distance,
