@@ -18,6 +18,7 @@ from orca_nav.core import compute_velocities, Obstacles
 from orca_nav.core.orca import (brake_conflicts, MAX_REACH_LINES, reach_floor, reach_lines,
                                 REACH_MIN_HALF_ANGLE, REACH_SIDES)
 from orca_nav.testing import rvo2
+from orca_nav.testing.scenes import crowd_with_polygons
 import pytest
 
 from test_core_properties import fleets  # noqa: I100 -- test/ is on sys.path
@@ -46,15 +47,8 @@ def crowd(seed):
     """
     rng = np.random.default_rng(1000 + seed)
     n = 40 + 5 * seed
-    pos = rng.uniform(-6.0, 6.0, (n, 2))
-    vel = rng.normal(0.0, 0.8, (n, 2))
-    pref = rng.normal(0.0, 1.0, (n, 2))
-    radius = rng.uniform(0.2, 0.6, n)
-    max_speed = rng.uniform(0.5, 2.0, n)
-    square = np.array([[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]])
-    polygons = [square + rng.uniform(-5.0, 5.0, 2) for _ in range(2)]
-    polygons.append(np.array([[-6.0, -6.5], [6.0, -5.5]]))
-    return pos, vel, pref, radius, max_speed, polygons, rng.uniform(0.0, 1.0, n)
+    scene = crowd_with_polygons(rng, n)
+    return (*scene, rng.uniform(0.0, 1.0, n))
 
 
 def polygon(ref, accel_r, decel_r):

@@ -131,23 +131,30 @@ def advance(scene, steps):
     return scene
 
 
-def crowd_with_obstacles(rng, n):
+def crowd_with_polygons(rng, n):
     """
     Random crowd of n agents in 12 m x 12 m with two squares and a segment (some overlap).
 
     Returns positions, velocities, preferred velocities (N, 2), radius, max_speed (N,) and
-    the Obstacles, drawn from ``rng`` in this order.
+    the obstacle polygons (the segment as a polygon of two vertices, as RVO2 takes it),
+    drawn from ``rng`` in this order.
     """
-    from orca_nav.core import Obstacles
     pos = rng.uniform(-6.0, 6.0, (n, 2))
     vel = rng.normal(0.0, 0.8, (n, 2))
     pref = rng.normal(0.0, 1.0, (n, 2))
     radius = rng.uniform(0.2, 0.6, n)
     max_speed = rng.uniform(0.5, 2.0, n)
     square = np.array([[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]])
-    obstacles = Obstacles.build([square + rng.uniform(-5.0, 5.0, 2) for _ in range(2)],
-                                [[[-6.0, -6.5], [6.0, -5.5]]])
-    return pos, vel, pref, radius, max_speed, obstacles
+    polygons = [square + rng.uniform(-5.0, 5.0, 2) for _ in range(2)]
+    polygons.append(np.array([[-6.0, -6.5], [6.0, -5.5]]))
+    return pos, vel, pref, radius, max_speed, polygons
+
+
+def crowd_with_obstacles(rng, n):
+    """``crowd_with_polygons`` with the obstacles built (squares as polygons, a segment)."""
+    from orca_nav.core import Obstacles
+    *agents, polygons = crowd_with_polygons(rng, n)
+    return (*agents, Obstacles.build(polygons[:2], [polygons[2]]))
 
 
 def min_clearance(positions, radius):
