@@ -78,7 +78,7 @@ class FleetInputs:
     odom_stamp: np.ndarray = None
     # Moving things the fleet is told about from outside (an external people tracker, a
     # forklift's own localisation): world position and velocity at ``people_time`` and radius
-    # (no margin; ``person_margin`` is added). They never avoid the robots. None: none.
+    # (no margin: ``person_margin`` is kept beyond it, yielding). They never avoid the robots.
     people: MovingObjects = None
     people_time: float = 0.0  # [s] the clock of ``odom_time``
 
