@@ -21,9 +21,9 @@ up to 3 s, and a track is confirmed by two detections ``confirm_time`` apart as 
 from dataclasses import dataclass
 
 import numpy as np
+from orca_nav.core.detection import Detector
 from orca_nav.core.geometry import compose_pose
 from orca_nav.core.scan import outside_discs, scan_to_points
-from orca_nav.core.detection import Detector
 from orca_nav.core.tracking import Tracker
 
 # Returns this close [m] to a map wall (occupied cell) are the wall, not an object.
