@@ -39,9 +39,11 @@ import time
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry, Path as PathMsg
 import numpy as np
-from orca_nav.ros.fleet import NODE_NAME
+from orca_nav.ros.launch_args import NODE_NAME
 from orca_nav.ros.messages import make_goal, odometry_to_tuple
 from orca_nav.ros.params import FLEET_BY_NAME
+from orca_nav.sim.demo_launch import (EXIT_COLLISION, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK,
+                                      EXIT_TIMEOUT)
 from orca_nav.sim.metrics import (compute_metrics, format_table, metrics_record,
                                   write_metrics_json)
 from orca_nav.sim.plot import plot_run
@@ -55,7 +57,6 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
 from std_msgs.msg import String
 
-EXIT_OK, EXIT_COLLISION, EXIT_TIMEOUT, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 DEFAULT_SCENARIO = 'circle'
 STARTUP_TIMEOUT = 90.0   # [s] for both processes to come up (the first JIT compile is slow)
 GOAL_RESEND_PERIOD = 1.0  # [s] goals are resent until the robot moves: discovery loses some
