@@ -14,7 +14,7 @@ from orca_nav.ros import params as P
 
 NODE_NAME = 'orca_nav'
 # ``ros2 launch`` refuses an empty value (``robots:=``): these words say "not given".
-DEFAULT = 'default'   # as in the params file (or the scenario)
+DEFAULT = 'default'   # as configured elsewhere (in the params file)
 NONE = 'none'         # params_file:=none: no params file
 ALL = 'all'           # local_robots:=all: every robot of the fleet
 LOG_LEVELS = ('debug', 'info', 'warn', 'error', 'fatal')
