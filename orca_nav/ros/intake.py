@@ -46,10 +46,20 @@ class IntakeNode(Node):
         super().__init__(name, context=context, namespace=namespace,
                          cli_args=['--ros-args', '-r', f'__node:={name}'],
                          start_parameter_services=False, enable_rosout=False)
+        self.odometry = OdometryStore(len(settings.names), clock, self.context)
+        self.poses = PoseStore(len(settings.names), clock, self.context)
+        self.scans = ScanStore(settings.n_controlled, clock, self.context)
+        subscribed = False
+        try:  # a topic DDS refuses (too long) must not leave this node behind
+            self._subscribe(settings)
+            subscribed = True
+        finally:
+            if not subscribed:
+                self.destroy_node()
+
+    def _subscribe(self, settings):
+        """Create every robot's subscriptions and hand them to the stores."""
         p, names, c = settings.params, settings.names, settings.n_controlled
-        self.odometry = OdometryStore(len(names), clock, self.context)
-        self.poses = PoseStore(len(names), clock, self.context)
-        self.scans = ScanStore(c, clock, self.context)
         pose_topics = P.per_robot(settings.values, names, 'pose_topic')
         for i, robot in enumerate(names):
             def topic(name, robot=robot):
