@@ -5,7 +5,8 @@ package.xml and setup.py declare matplotlib and Pillow for the demo only (a test
 the ``demo`` extra). A fresh interpreter with both blocked (a ``sys.meta_path`` finder that
 refuses them) imports the node and the controller and drives one robot round a wall on a map
 (route planning and map walls included); the demo's plotting, in the same interpreter, fails
-for want of them. The demo's pictures themselves are checked in test_demo.py (test_plot_*).
+for want of them, and the demo itself stops at once saying what to install. The demo's
+pictures themselves are checked in test_demo.py (test_plot_*).
 """
 
 import json
@@ -64,32 +65,47 @@ try:
     plotted = True
 except ImportError:
     plotted = False
+# The demo says what to install before anything else (a scenario that does not exist: no
+# process can start, whatever the demo does).
+from orca_nav.sim.demo import parse_args, run  # noqa: E402
+demo_code = run(parse_args(['--scenario', 'no_such_scenario', '--metrics-json', {metrics!r}]))
 print(json.dumps({{
     'routed': bool(ctrl.navigator.routed[0]),
     'route_leaves_the_line': float(np.abs(route[:, 1] - 2.0).max()) if route is not None else 0,
     'commands_finite': bool(np.isfinite(result.commands).all()),
     'loaded': sorted(m for m in sys.modules if m.split('.')[0] in BLOCKED),
     'plotted': plotted,
+    'demo_code': demo_code,
 }}))
 '''
 
 
-def run_blocked():
-    """Run SCRIPT in a fresh interpreter with the plotting libraries blocked; return its JSON."""
-    result = subprocess.run([sys.executable, '-c', SCRIPT.format(blocked=BLOCKED)], cwd=ROOT,
-                            capture_output=True, text=True, timeout=300)
+def run_blocked(metrics):
+    """
+    Run SCRIPT in a fresh interpreter with the plotting libraries blocked.
+
+    Returns its JSON report and its standard error; the demo writes ``metrics`` (a path).
+    """
+    script = SCRIPT.format(blocked=BLOCKED, metrics=str(metrics))
+    result = subprocess.run([sys.executable, '-c', script], cwd=ROOT, capture_output=True,
+                            text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
-    return json.loads(result.stdout.strip().splitlines()[-1])
+    return json.loads(result.stdout.strip().splitlines()[-1]), result.stderr
 
 
 @pytest.mark.slow  # a fresh interpreter that plans a route: 10-45 s on the shared machine
-def test_node_and_controller_run_without_matplotlib_and_pillow():
-    """Imports and a routed step on a map succeed; neither library is loaded; plotting fails."""
-    report = run_blocked()
+def test_node_and_controller_run_without_matplotlib_and_pillow(tmp_path):
+    """Imports and a routed step on a map succeed; neither library is loaded; the demo refuses."""
+    report, stderr = run_blocked(tmp_path / 'metrics.json')
     assert report['loaded'] == []
     assert report['routed'] and report['route_leaves_the_line'] > 0.5, report
     assert report['commands_finite']
     assert not report['plotted']  # the blocker works: the demo's plotting needs matplotlib
+    # The demo stops at once with what to install (exit code 3), before starting anything.
+    assert report['demo_code'] == 3
+    assert "pip install 'orca_nav[demo]'" in stderr, stderr[-2000:]
+    record = json.loads((tmp_path / 'metrics.json').read_text())
+    assert record['exit_code'] == 3 and 'matplotlib' in record['error']
 
 
 def test_plotting_libraries_are_declared_for_the_demo_only():

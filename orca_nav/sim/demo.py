@@ -361,12 +361,24 @@ def run(args):
             signal.signal(sig, handler)
 
 
+def _check_demo_libraries():
+    """Raise ImportError, saying what to install, unless the demo's own libraries import."""
+    try:
+        import matplotlib  # noqa: F401 -- the picture (orca_nav.sim.plot)
+        import PIL  # noqa: F401 -- map image files (orca_nav.sim.maps, in the simulator)
+    except ImportError as exc:
+        raise ImportError(f'the demo needs matplotlib and Pillow ({exc}): pip install '
+                          "'orca_nav[demo]' (or apt install python3-matplotlib "
+                          'python3-pil)') from None
+
+
 def _run(args, interrupted):
     """Run one demo (see run); ``interrupted`` becomes non-empty on Ctrl-C or SIGTERM."""
     try:
+        _check_demo_libraries()
         path = scenario_path(args.scenario)
         scenario = load_scenario(path, robots=args.robots, drive=args.drive)
-    except ScenarioError as exc:
+    except (ScenarioError, ImportError) as exc:
         print(f'orca_nav_demo: {exc}', file=sys.stderr)
         if args.metrics_json:
             write_metrics_json(args.metrics_json, {'scenario': str(args.scenario),
