@@ -14,8 +14,9 @@ import math
 from geometry_msgs.msg import PoseWithCovarianceStamped
 import numpy as np
 from orca_nav.ros import messages
+from orca_nav.ros.intake import POSE_QOS
 from orca_nav.ros.main import make_executor
-from orca_nav.ros.node import OrcaNavNode, POSE_QOS
+from orca_nav.ros.node import OrcaNavNode
 from rclpy.parameter import Parameter
 
 from test_node_world import close_run, spin_until, World  # noqa: I100 -- test/ is on sys.path
