@@ -5,15 +5,18 @@ Each test starts an ``OrcaNavNode``, changes parameters the way ``ros2 param set
 (``set_parameters``: the node's on-set callback validates and applies them) and then drives
 the node's own controller with arrays (``FleetInputs``), so what is checked is what the node
 would command: one test per consumer family (avoidance core, routes, scans, people, give-way,
-acceleration limits, timeouts, the node's own publishers), plus one that walks the whole table
-and checks that every writable parameter lands in the configs the consumers hold.
+acceleration limits, timeouts, the node's own publishers and its reading of the map), plus
+one that walks the whole table and checks that every writable parameter lands in the configs
+the consumers hold.
 """
 
 import dataclasses
 import itertools
+import json
 import math
 import time
 
+from nav_msgs.msg import OccupancyGrid, Path
 import numpy as np
 from orca_nav.control.config import FleetConfig, navigation_config, people_config
 from orca_nav.control.controller import FleetInputs
@@ -21,8 +24,12 @@ from orca_nav.control.parameters import FLEET_PARAMS, PARAMS_BY_NAME, ROBOT_PARA
 from orca_nav.control.people import MovingObjects
 from orca_nav.control.scan_memory import ScanInput
 from orca_nav.ros.node import OrcaNavNode
+from orca_nav.ros.outputs import LATCHED_QOS
 import pytest
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
 from rclpy.parameter import Parameter
+from std_msgs.msg import String
 
 from test_navigation import box_map  # noqa: I100 -- test/ is on sys.path
 
@@ -262,8 +269,11 @@ def test_people_person_margin(make_node):
 
 
 def test_people_tracker_knobs(make_node):
-    """track_* set: the people tracker runs with the new knobs (a new tracker)."""
-    node = make_node(robots=('a',), scan_enabled=True)
+    """track_people and track_* set: tracking starts (with ~/tracks), runs with new knobs."""
+    node = make_node(robots=('a',), scan_enabled=True, track_people=False)
+    assert node.controller.people is None and node.count_publishers('/orca_nav/tracks') == 0
+    set_params(node, track_people=True)
+    assert node.count_publishers('/orca_nav/tracks') == 1
     tracker = node.controller.people.tracker
     set_params(node, track_gate=1.5, track_confirm_hits=5)
     assert node.controller.people.tracker is not tracker
@@ -310,3 +320,70 @@ def test_timeouts_odom_timeout(make_node):
     set_params(node, odom_timeout=1.0)
     fresh = step(node, pose, 1.9, odom_time=1.1)
     assert fresh.states[0].value == 'active' and fresh.commands[0, 0] > 0.4
+
+
+# --- the node's own publishers -----------------------------------------------------------
+
+
+def test_node_outputs_global_frame_and_group(make_node, context):
+    """
+    global_frame and avoidance_group set: routes and status are published again with them.
+
+    (The node's publishers kept the frame and the groups they were made with.)
+    """
+    node = make_node(robots=('a',))
+    listener = Node('runtime_listener', context=context)
+    paths, statuses = [], []
+    listener.create_subscription(Path, '/a/orca_route', paths.append, LATCHED_QOS)
+    listener.create_subscription(String, '/a/orca_status',
+                                 lambda m: statuses.append(json.loads(m.data)), LATCHED_QOS)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(listener)
+    try:
+        node.controller.set_route(0, np.array([[0.0, 0.0], [8.0, 0.0]]))
+        result = step(node, [(0.0, 0.0, 0.0)], 1.0)
+
+        def publish_and_wait(count):
+            node.outputs.routes(node.controller.navigator)
+            node.outputs.status(result, node.controller)
+            deadline = time.monotonic() + 10.0
+            while (len(paths) < count or len(statuses) < count) and time.monotonic() < deadline:
+                executor.spin_once(timeout_sec=0.05)
+
+        publish_and_wait(1)
+        assert paths[-1].header.frame_id == 'map' and statuses[-1]['group'] == 'default'
+        set_params(node, global_frame='odom', avoidance_group='lift')
+        publish_and_wait(2)
+        assert len(paths) == 2 and paths[-1].header.frame_id == 'odom'
+        assert len(statuses) == 2 and statuses[-1]['group'] == 'lift'
+    finally:
+        executor.shutdown()
+        listener.destroy_node()
+
+
+def test_map_parameters_read_the_newest_map_again(make_node):
+    """occupied_threshold set: the map the node has is read again with it (cells of 50)."""
+    node = make_node(robots=('a',))
+    msg = OccupancyGrid()
+    msg.header.frame_id = 'map'
+    msg.info.resolution, msg.info.width, msg.info.height = 0.1, 40, 40
+    cells = np.zeros((40, 40), np.int8)
+    cells[:, 20] = 50                              # a line of cells at 50 % at x = 2.0 m
+    msg.data = cells.ravel().tolist()
+
+    def wall_distance(old=None):
+        """Wait for a map other than ``old`` in use; its grid and wall distance at (1, 2) m."""
+        nav, t, deadline = node.controller.navigator, 1.0, time.monotonic() + PLAN_WAIT
+        while time.monotonic() < deadline and (nav.model is None or nav.model.grid is old):
+            step(node, [(1.0, 2.0, 0.0)], t)
+            t += 0.05
+            time.sleep(0.05)
+        grid = nav.model.grid
+        return grid, float(grid.distance_to_obstacle(np.array([[1.0, 2.0]]))[0])
+
+    node._on_map(msg)
+    grid, free = wall_distance()                    # threshold 65: the line is free
+    set_params(node, occupied_threshold=40)
+    assert node.controller.navigator.maps_received == 2
+    _, wall = wall_distance(grid)
+    assert free > 1.5 and wall == pytest.approx(1.0, abs=0.1), (free, wall)

@@ -50,6 +50,8 @@ WARN_THROTTLE = 2.0         # [s] between two warnings of one robot about one fi
 WATCH_PERIOD = 0.2
 NO_CLOCK_WARN_AFTER = 3.0   # [s] of wall time without /clock (use_sim_time) before a warning
 NO_CLOCK = 'no_clock'       # status state while use_sim_time waits for /clock
+# Parameters the map is read with: a runtime change reads the newest map again.
+MAP_PARAMS = ('global_frame', 'occupied_threshold', 'unknown_is_free', 'max_map_cells')
 
 
 class OrcaNavNode(Node):
@@ -79,6 +81,7 @@ class OrcaNavNode(Node):
         self.maps_rejected = self.paths_rejected = 0
         self._warned = {}  # (robot row or None, field) -> (last logged [s, monotonic], held)
         self._result = None
+        self._map_msg = None  # the newest OccupancyGrid
         self._fresh_min = 1.0  # see tick_stats' recent_fresh_share
         # The hot path: odometry and scans are taken by the tick from subscriptions of a node
         # that nothing spins (no callback per message). raw=True: the tick reads the few
@@ -165,9 +168,13 @@ class OrcaNavNode(Node):
         """Validate the whole parameter set with the new values; apply all or nothing."""
         result, settings = P.on_set(self.settings, parameters)
         if settings is not None:
-            self.settings = settings
+            old, self.settings = self.settings, settings
             self.controller.reconfigure(settings.fleet, settings.navigation)
             self.scan_quota.set_obstacle_timeout(settings.params.obstacle_timeout)
+            self.outputs.reconfigure(settings)  # frame and groups of what it publishes
+            if self._map_msg is not None and any(old.values[k] != settings.values[k]
+                                                 for k in MAP_PARAMS):
+                self._on_map(self._map_msg)  # the newest map, read with the new values
         return result
 
     def _warn(self, i, text):
@@ -259,6 +266,7 @@ class OrcaNavNode(Node):
 
     def _on_map(self, msg):
         """Replace the map with a new one (the old one is kept when the new one is refused)."""
+        self._map_msg = msg  # read again when a parameter of MAP_PARAMS changes
         p = self.settings.params
         try:
             grid = messages.grid_from_occupancy(msg, p.global_frame, p.occupied_threshold,
