@@ -301,7 +301,7 @@ PARAMS = (
        range=(0.2, 5.0)),
     _p('track_split_depth', 0.12, 'double',
        'Scan clusters are split where their range profile peaks this much above both sides '
-       '[m] (two people side by side, one partly behind another); 0: no split',
+       '[m] (two people side by side, one partly behind another); 0 = no split',
        range=(0.0, 2.0)),
     _p('track_gate', 0.7, 'double',
        'A track takes detections within this of its predicted position, beyond 3 sigma [m]; '
