@@ -7,6 +7,8 @@ ray-cast from the true poses) show the walker as a disc. Without tracking the ro
 where the walker was and touch it; with the people tracker they avoid where it is going.
 """
 
+from dataclasses import replace
+
 import numpy as np
 from orca_nav.control import FleetConfig, FleetController, FleetInputs, RobotState
 from orca_nav.control.navigation import NavigationConfig
@@ -38,15 +40,12 @@ def run_walker_world(name, drive, track, seed=0, timeout=60.0, goal_time=0.0, pe
     robots = np.flatnonzero(~walkers)
     n = len(robots)
     rows = [s.robots[i] for i in robots]
-    cfg = FleetConfig(
-        names=tuple(r.name for r in rows), n_controlled=n, radius=s.radii[robots],
-        max_speed=np.array([r.max_speed for r in rows]),
+    cfg = replace(
+        FleetConfig.uniform([r.name for r in rows], drive=drive, lookahead_distance=0.1),
+        radius=s.radii[robots], max_speed=np.array([r.max_speed for r in rows]),
         max_angular_speed=np.array([r.max_angular_speed for r in rows]),
-        pref_speed=np.array([r.max_speed for r in rows]),
-        differential=np.full(n, drive == 'differential'),
-        lookahead=np.full(n, 0.1 if drive == 'differential' else 0.0),
-        odom_offset=np.zeros((n, 3)), period=0.1, safety_margin=0.05, scan_enabled=True,
-        latency_compensation=False,
+        pref_speed=np.array([r.max_speed for r in rows]), period=0.1, safety_margin=0.05,
+        scan_enabled=True, latency_compensation=False,
         people=(people or PeopleConfig()) if track else None)
     ctrl = FleetController(cfg, NavigationConfig(), InlineExecutor())
     rng = np.random.default_rng(seed)

@@ -10,6 +10,8 @@ that much after it was measured) and a late command (``cmd_delay``: it takes eff
 after the tick that computed it). Contact is judged on the true radii.
 """
 
+from dataclasses import replace
+
 import numpy as np
 from orca_nav.control import FleetConfig, FleetController, FleetInputs, RobotState
 from orca_nav.control.navigation import NavigationConfig
@@ -48,14 +50,11 @@ def run_world(scenario, drive, *, seed=0, scan_noise=0.01, map_time=None, scans=
     s = scenario.with_drive(drive)
     n = len(s.robots)
     rng = np.random.default_rng(seed)
-    cfg = FleetConfig(names=tuple(s.names), n_controlled=n, radius=s.radii,
-                      max_speed=np.array([r.max_speed for r in s.robots]),
-                      max_angular_speed=np.array([r.max_angular_speed for r in s.robots]),
-                      pref_speed=np.array([r.max_speed for r in s.robots]),
-                      differential=np.full(n, drive == 'differential'),
-                      lookahead=np.full(n, 0.1 if drive == 'differential' else 0.0),
-                      odom_offset=np.zeros((n, 3)), period=PERIOD, safety_margin=margin,
-                      scan_enabled=scans, **(knobs or {}))
+    cfg = replace(FleetConfig.uniform(s.names, drive=drive, lookahead_distance=0.1),
+                  radius=s.radii, max_speed=np.array([r.max_speed for r in s.robots]),
+                  max_angular_speed=np.array([r.max_angular_speed for r in s.robots]),
+                  pref_speed=np.array([r.max_speed for r in s.robots]), period=PERIOD,
+                  safety_margin=margin, scan_enabled=scans, **(knobs or {}))
     ctrl = FleetController(cfg, NavigationConfig(), InlineExecutor())
     for i, goal in enumerate(s.goals):
         ctrl.set_goal(i, *goal)

@@ -34,6 +34,8 @@ from rclpy.serialization import deserialize_message
 from std_msgs.msg import Empty, Float64, String
 
 WARN_THROTTLE = 2.0         # [s] between two warnings of one robot about one field
+# Parameters the map is read with: a runtime change reads the newest map again.
+MAP_PARAMS = ('global_frame', 'occupied_threshold', 'unknown_is_free', 'max_map_cells')
 
 
 class OrcaNavNode(Node):
@@ -79,6 +81,7 @@ class OrcaNavNode(Node):
         self.report = TickReport(self)
         self._warned = {}  # (robot row or None, field) -> (last logged [s, monotonic], held)
         self._result = None
+        self._map_msg = None  # the newest OccupancyGrid
         self._timer = self.create_timer(1.0 / p.rate, self._tick)
         self._marker_timer = self.create_timer(1.0 / p.marker_rate, self._publish_markers)
         self.watch = NodeWatch(self, self.outputs, self.stop_all)  # on wall time, see its doc
@@ -90,9 +93,13 @@ class OrcaNavNode(Node):
         """Validate the whole parameter set with the new values; apply all or nothing."""
         result, settings = P.on_set(self.settings, parameters)
         if settings is not None:
-            self.settings = settings
+            old, self.settings = self.settings, settings
             self.controller.reconfigure(settings.fleet, settings.navigation)
             self.scan_quota.set_obstacle_timeout(settings.params.obstacle_timeout)
+            self.outputs.reconfigure(settings)  # frame and groups of what it publishes
+            if self._map_msg is not None and any(old.values[k] != settings.values[k]
+                                                 for k in MAP_PARAMS):
+                self._on_map(self._map_msg)  # the newest map, read with the new values
         return result
 
     def _warn(self, i, text):
@@ -184,6 +191,7 @@ class OrcaNavNode(Node):
 
     def _on_map(self, msg):
         """Replace the map with a new one (the old one is kept when the new one is refused)."""
+        self._map_msg = msg  # read again when a parameter of MAP_PARAMS changes
         p = self.settings.params
         try:
             grid = messages.grid_from_occupancy(msg, p.global_frame, p.occupied_threshold,

@@ -65,6 +65,21 @@ class FleetOutputs:
         self._route_markers = {}  # robot -> (route version, its LINE_STRIP marker)
         self._groups = P.per_robot(settings.values, settings.names, 'avoidance_group')
 
+    def reconfigure(self, settings):
+        """
+        Use new settings (a ``ros2 param set``): frame and groups; publish again in them.
+
+        Every route and status is published again at the next tick (latched: a late
+        subscriber gets the new frame and group); ~/tracks appears when tracking is set on.
+        """
+        self._frame = settings.params.global_frame
+        self._groups = P.per_robot(settings.values, settings.names, 'avoidance_group')
+        self._route_versions[:] = -1
+        self._route_markers = {}
+        self.states = [None] * len(self.states)
+        if settings.fleet.people is not None and self._tracks is None:
+            self._tracks = self._node.create_publisher(String, '~/tracks', 10)
+
     def _now(self):
         return self._node.get_clock().now().to_msg()
 
