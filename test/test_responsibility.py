@@ -253,10 +253,10 @@ def test_kernel_with_default_shares_gives_the_same_bits(guard):
         n = pos.shape[0]
         nbrs = agent_neighbors(pos, 4.0, 6)
         offsets, edges = obstacles.neighbors(pos, 2.0 * max_speed + radius)
-        geometry = (AgentRows(pos, vel, pref, radius, max_speed, nbrs),
-                    NearObstacles(offsets, edges, obstacles.point, obstacles.next,
-                                  obstacles.prev, obstacles.unit_dir, obstacles.convex),
-                    Horizons(0.25, 3.0, 2.0))
+        geometry = (tuple(AgentRows(pos, vel, pref, radius, max_speed, nbrs)),
+                    tuple(NearObstacles(offsets, edges, obstacles.point, obstacles.next,
+                                        obstacles.prev, obstacles.unit_dir, obstacles.convex)),
+                    tuple(Horizons(0.25, 3.0, 2.0)))
         defaults = (np.full(n, 0.5), np.zeros(n, bool), np.zeros(n, np.int64),
                     np.zeros((n, 1), bool))
         results = []

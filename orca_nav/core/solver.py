@@ -431,10 +431,12 @@ def solve(agents: Agents, settings: SolverSettings,
     if soft is not None:
         obstacle_reach = obstacle_reach + soft[0]
     offsets, edges = obstacles.neighbors(positions, obstacle_reach)
-    problem = (AgentRows(positions, velocities, pref_velocities, radius, max_speed, nbrs),
-               NearObstacles(offsets, edges, obstacles.point, obstacles.next, obstacles.prev,
-                             obstacles.unit_dir, obstacles.convex),
-               Horizons(time_step, time_horizon, time_horizon_obst), responsibility)
+    # Plain tuples in the records' order: numba dispatches a NamedTuple ~4 us slower.
+    problem = (tuple(AgentRows(positions, velocities, pref_velocities, radius, max_speed,
+                               nbrs)),
+               tuple(NearObstacles(offsets, edges, obstacles.point, obstacles.next,
+                                   obstacles.prev, obstacles.unit_dir, obstacles.convex)),
+               tuple(Horizons(time_step, time_horizon, time_horizon_obst)), responsibility)
     immovable = None if responsibility is None else responsibility[1]
     stuck = np.zeros(n, bool)
     _solve(problem, immovable, active, guard, np.zeros(n, bool), out, stuck, out, reach_set,
