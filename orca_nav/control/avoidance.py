@@ -7,6 +7,8 @@ moving tracks and the known people immovable agents after the robots, gathers th
 that makes the solver fail is left out of the tick (``solve_isolating``), not the fleet.
 """
 
+from functools import partial
+
 import numpy as np
 from orca_nav.core import Obstacles
 from orca_nav.core.solver import Agents, solve, SolverSettings
@@ -58,47 +60,17 @@ class Avoidance:
         Returns (velocities, moving tracks avoided). Updates the give-way locks.
         """
         new_vel = np.zeros_like(obs.pos)
-        moving = MovingObjects.empty()
         if not obs.active.any():
-            return new_vel, moving
-        prefs = steering.prefs
-        if cfg.scan_enabled:
-            # Every robot's pose at each fresh scan's time, for the tracker and the memory.
-            scans = [scan for scan in inputs.scans if obs.fresh[scan.robot]]
-            poses = self.pose_history.at(np.array([scan.time for scan in scans], float))
-            moving = self._track(cfg, people, scans, poses, now, obs.present)
-            model = wall_model(self.navigator)
-            warnings += self.scan_memory.update(scans, obs.pos, obs.yaw, obs.fresh,
-                                                obs.present, cfg.radius,
-                                                cfg.scan_sensor_offset, poses,
-                                                None if model is None else model.grid,
-                                                moving=(moving, now))
-        # Moving tracks and known people are immovable agents after the robots: where they
-        # will be when the commands take effect, going on with their velocity.
-        lead = cfg.command_delay if cfg.latency_compensation else 0.0
-        known = self.known_people(cfg, inputs, warnings)
-        extra = self._people_agents(cfg, np.concatenate(
-            [moving.at(now, now + lead), known.at(inputs.people_time, now + lead)]),
-            np.concatenate([moving.velocity, known.velocity]),
-            np.concatenate([moving.radius, known.radius]))
-        robots = self._robot_agents(cfg, now, obs, prefs, limits)
+            return new_vel, MovingObjects.empty()
+        moving = self._sense(cfg, now, inputs, obs, people, warnings)
+        robots = self._robot_agents(cfg, now, obs, steering.prefs, limits)
+        others = self._people_agents(cfg, now, inputs, moving, warnings)
         settings = SolverSettings(cfg.period, cfg.neighbor_dist, cfg.max_neighbors,
                                   cfg.time_horizon, cfg.time_horizon_obst, True)
-
-        def solve_rows(rows):
-            agents = robots.take(rows)
-            if len(extra.positions):
-                agents = agents.concat(extra)
-            obstacles = self._obstacles(cfg, now, rows, obs)
-            return solve(agents, settings, obstacles)[:len(rows)]
-
-        def finite(rows):
-            values = np.column_stack([obs.orca_pos[rows], obs.orca_vel[rows], prefs[rows],
-                                      obs.orca_radius[rows], cfg.max_speed[rows]])
-            return np.isfinite(values).all(axis=1)
-
-        idx, vel = self.solve_isolating(solve_rows, finite, np.flatnonzero(obs.present),
-                                        warnings)
+        idx, vel = self.solve_isolating(
+            partial(self._solve_rows, cfg, now, obs, robots, others, settings),
+            partial(_finite_rows, robots, obs.orca_radius), np.flatnonzero(obs.present),
+            warnings)
         new_vel[idx] = vel
         left_out = obs.present.copy()
         left_out[idx] = False
@@ -107,6 +79,28 @@ class Avoidance:
         self.give_way.update(cfg, now, steering.pref, new_vel[:c], obs.active[:c],
                              steering.locked)
         return new_vel, moving
+
+    def _sense(self, cfg, now, inputs, obs, people, warnings):
+        """Bring the fresh robots' scans into the tracker and the memory; the moving tracks."""
+        if not cfg.scan_enabled:
+            return MovingObjects.empty()
+        # Every robot's pose at each fresh scan's time, for the tracker and the memory.
+        scans = [scan for scan in inputs.scans if obs.fresh[scan.robot]]
+        poses = self.pose_history.at(np.array([scan.time for scan in scans], float))
+        moving = self._track(cfg, people, scans, poses, now, obs.present)
+        model = wall_model(self.navigator)
+        warnings += self.scan_memory.update(scans, obs.pos, obs.yaw, obs.fresh, obs.present,
+                                            cfg.radius, cfg.scan_sensor_offset, poses,
+                                            None if model is None else model.grid,
+                                            moving=(moving, now))
+        return moving
+
+    def _solve_rows(self, cfg, now, obs, robots, others, settings, rows):
+        """Return the velocities of robot rows ``rows`` (every other row follows them)."""
+        agents = robots.take(rows)
+        if len(others.positions):
+            agents = agents.concat(others)
+        return solve(agents, settings, self._obstacles(cfg, now, rows, obs))[:len(rows)]
 
     def _robot_agents(self, cfg, now, obs, prefs, limits):
         """
@@ -130,8 +124,18 @@ class Avoidance:
             keep_margin=~yields,
             **self.give_way.core_arguments(cfg, now, np.arange(cfg.n)))
 
-    def _people_agents(self, cfg, position, velocity, radius):
-        """Rows (K) of moving tracks and people: immovable, no acceleration limits."""
+    def _people_agents(self, cfg, now, inputs, moving, warnings):
+        """
+        Rows (K) of the moving tracks and the known people: immovable, no acceleration limits.
+
+        Where they will be when the commands take effect, going on with their velocity.
+        """
+        lead = cfg.command_delay if cfg.latency_compensation else 0.0
+        known = self.known_people(cfg, inputs, warnings)
+        position = np.concatenate([moving.at(now, now + lead),
+                                   known.at(inputs.people_time, now + lead)])
+        velocity = np.concatenate([moving.velocity, known.velocity])
+        radius = np.concatenate([moving.radius, known.radius])
         k = len(radius)
         speed = np.hypot(*velocity.T) if k else np.zeros(0)
         ones = np.ones(k)
@@ -247,6 +251,14 @@ class Avoidance:
             warnings.append((int(i), f'solver: failed with this robot ({first!r}); left out '
                                      'of this tick and stopped'))
         return rows, vel
+
+
+def _finite_rows(robots, orca_radius, rows):
+    """(len(rows),) bool: the robot rows whose solver inputs are all finite."""
+    values = np.column_stack([robots.positions[rows], robots.velocities[rows],
+                              robots.pref_velocities[rows], orca_radius[rows],
+                              robots.max_speed[rows]])
+    return np.isfinite(values).all(axis=1)
 
 
 def _first_failing_row(solve_rows, rows):

@@ -273,26 +273,36 @@ class FleetController:
         cfg = self.config
         c = cfg.n_controlled
         warnings = []
+        # Observe: every robot now (valid, fresh, stale), as an ORCA disc when the command acts.
         obs = self.observer.observe(inputs, cfg, now, warnings)
-        *reach, previous = self.commands.reach(cfg, obs.twist, obs.ahead_yaw)
+        # Steer: preferred velocities toward the goals or the routes' carrots.
         steering = steer(cfg, now, obs.pos, obs.known, obs.fresh, self.goal, self.has_goal,
                          self.navigator, self.give_way)
+        # Avoid: one solver call for robots, people and obstacles, within each robot's reach.
+        *reach, previous = self.commands.reach(cfg, obs.twist, obs.ahead_yaw)
         velocities, moving = self.avoidance.avoid(cfg, now, inputs, obs, steering, reach,
                                                   self.people, warnings)
         warnings += self.navigator.warnings
         self.navigator.warnings = []
+        # Command: each drive's command within its limits, remembered for the next ticks.
         cmd = self.commands.command(cfg, velocities[:c], obs.ahead_yaw[:c], obs.active[:c],
                                     warnings, previous)
         self.observer.commanded(now, cmd, cfg.command_delay)
+        states = self._states(inputs, obs, steering, velocities, now, warnings)
+        return StepResult(commands=cmd, states=states, distance=steering.distance,
+                          positions=obs.pos, velocities=velocities, known=obs.known,
+                          warnings=warnings, time=now, moving=moving)
+
+    def _states(self, inputs, obs, steering, velocities, now, warnings):
+        """Return the commanded robots' states; warn about the robots that stay stuck."""
         states = [robot_state(inputs.has_pose[i], obs.valid[i], obs.fresh[i], self.has_goal[i],
-                              steering.reached[i], steering.navigation[i]) for i in range(c)]
+                              steering.reached[i], steering.navigation[i])
+                  for i in range(self.config.n_controlled)]
         model = wall_model(self.navigator)
         self.stuck_reports.report(now, states, obs.pos, steering.target, steering.prefs,
                                   velocities, None if model is None else model.grid,
                                   self.scan_memory, warnings)
-        return StepResult(commands=cmd, states=states, distance=steering.distance,
-                          positions=obs.pos, velocities=velocities, known=obs.known,
-                          warnings=warnings, time=now, moving=moving)
+        return states
 
     def limit(self, cmd: np.ndarray) -> np.ndarray:
         """Last line of defence: finite, and within each robot's limits whatever happened."""
