@@ -27,6 +27,7 @@ from .config import FleetConfig
 from .giveway import GiveWay
 from .localisation import Localisation
 from .navigation import NavigationConfig, Navigator
+from .passages import narrowed
 from .people import MovingObjects, PeopleTracker
 from .pose_history import extrapolate, MAX_EXTRAPOLATION, PoseHistory
 from .scan_memory import ScanMemory
@@ -280,7 +281,9 @@ class FleetController:
         its last valid pose, as a stale one; the others' commands do not change. Every command
         is finite and within the robot's limits.
         """
-        cfg = self.config
+        # Narrow passages (control/passages.py): this tick, a differential robot's point ahead
+        # comes nearer its axle where its route is narrower than its ORCA disc.
+        cfg = narrowed(self.config, self.navigator.clearance)
         c = cfg.n_controlled
         warnings = []
         offset = self.localisation.update(inputs, cfg, now, warnings)
@@ -319,7 +322,7 @@ class FleetController:
         # Localised robots grow by their pose uncertainty (covariance_scale, max_inflation).
         contact_radius = cfg.radius + cfg.lookahead + self.localisation.inflation(cfg)
         orca_radius = contact_radius + cfg.safety_margin
-        max_accel, max_decel, accel_from, previous = self._accel_arguments(twist, ahead_yaw)
+        max_accel, max_decel, accel_from, previous = self._accel_arguments(twist, ahead_yaw, cfg)
 
         _, reached, dist = drive.preferred_velocities(
             pos[:c], self.goal, self.has_goal, 0.0, 0.0, cfg.goal_tolerance)
@@ -411,7 +414,7 @@ class FleetController:
 
         warnings += self.navigator.warnings
         self.navigator.warnings = []
-        cmd = self._commands(new_vel[:c], ahead_yaw[:c], active[:c], warnings, previous)
+        cmd = self._commands(new_vel[:c], ahead_yaw[:c], active[:c], warnings, previous, cfg)
         self._last_command = cmd.copy()
         self._sent = [(t, sent) for t, sent in self._sent if t > now - MAX_EXTRAPOLATION]
         self._sent.append((now + cfg.command_delay, cmd.copy()))
@@ -633,7 +636,7 @@ class FleetController:
         return Obstacles.build(segments=np.concatenate(parts),
                                segment_owner=np.concatenate(owners))
 
-    def _accel_arguments(self, twist, yaw):
+    def _accel_arguments(self, twist, yaw, cfg):
         """
         Return the core's acceleration arguments for the N rows and their origin commands.
 
@@ -644,9 +647,8 @@ class FleetController:
         whose velocity changes by dv forward and D dw sideways: P gets the tighter of
         max_accel (max_decel) and D x max_angular_accel, so that what ORCA picks keeps
         |dv| and |dw| within the limits (the drive mapping clips what rounding or the speed
-        scaling leaves).
+        scaling leaves). cfg : this tick's FleetConfig (control/passages.py).
         """
-        cfg = self.config
         c = cfg.n_controlled
         accel, decel, angular = cfg.accel_limits
         previous = twist[:c].copy() if self._last_command is None else self._last_command
@@ -662,7 +664,7 @@ class FleetController:
         max_decel = np.where(diff, _tighter(decel, sideways), decel)
         return max_accel, max_decel, accel_from, previous
 
-    def _commands(self, velocities, yaw, active, warnings, previous=None):
+    def _commands(self, velocities, yaw, active, warnings, previous=None, cfg=None):
         """
         Global ORCA velocities (C, 2) -> body-frame commands (C, 3) of active robots.
 
@@ -671,7 +673,7 @@ class FleetController:
         own mapping fails gets a zero command (and a warning), the others theirs.
         """
         try:
-            return self._map_commands(velocities, yaw, active, previous)
+            return self._map_commands(velocities, yaw, active, previous, cfg)
         except Exception:  # noqa: B902 -- isolate the robot it fails for, below
             pass
         cmd = np.zeros((self.config.n_controlled, 3))
@@ -679,19 +681,20 @@ class FleetController:
             alone = np.zeros_like(active)
             alone[i] = True
             try:
-                cmd[i] = self._map_commands(velocities, yaw, alone, previous)[i]
+                cmd[i] = self._map_commands(velocities, yaw, alone, previous, cfg)[i]
             except Exception as exc:  # noqa: B902 -- only this robot stops
                 warnings.append((int(i), f'command: drive mapping failed ({exc!r}); stopped'))
         return cmd
 
-    def _map_commands(self, velocities, yaw, active, previous=None):
+    def _map_commands(self, velocities, yaw, active, previous=None, cfg=None):
         """
         Map the velocities of the active robots to their drives' commands, then limit.
 
         Differential robots' (v, w) changes are clipped to the acceleration limits from
         ``previous`` (C, 3); holonomic robots' velocities are reachable already (the core).
+        cfg : this tick's FleetConfig (control/passages.py; None: the fleet's).
         """
-        cfg = self.config
+        cfg = self.config if cfg is None else cfg
         c = cfg.n_controlled
         cmd = np.zeros((c, 3))
         diff = cfg.differential[:c]

@@ -20,10 +20,11 @@ from dataclasses import dataclass
 import math
 
 import numpy as np
-from orca_nav.core.follow import follow_routes, pack_routes
+from orca_nav.core.follow import follow_routes, pack_routes, route_clearance
 from orca_nav.core.routes import DEFAULT_COST_SCALING, LETHAL_TOLERANCE_CELLS
 
 from .map_model import MapModel
+from .passages import PASSAGE_AHEAD, PASSAGE_BEHIND
 from .planning import PlanningWorker
 from .states import RobotState
 
@@ -105,6 +106,7 @@ class Navigator:
         self.planning = np.zeros(c, bool)    # a plan is on its way
         self.reason = np.full(c, '', dtype=object)
         self.carrot = np.full((c, 2), np.nan)
+        self.clearance = np.full(c, math.inf)  # [m] narrowest place of the route near it
         self.stuck = np.zeros(c, bool)
         self.replanned = np.zeros(c, bool)   # a stuck robot's route was planned once more
         self._progress = _Check(c)           # progress toward the goal (stuck)
@@ -219,6 +221,7 @@ class Navigator:
         states[waiting] = RobotState.PLANNING
         target[unreachable | waiting] = pos[unreachable | waiting]
         steering = has_goal & ~unreachable & ~waiting
+        self.clearance[:] = math.inf
         if (steering & self.routed).any():
             self._follow(np.flatnonzero(steering & self.routed), pos, target, remaining)
         moving = np.asarray(fresh, bool) & ~np.asarray(reached, bool)
@@ -285,6 +288,10 @@ class Navigator:
         remaining[robots] = left
         self.segment[robots] = segment
         self.carrot[robots] = carrot
+        if grid is not None:
+            self.clearance[robots] = route_clearance(
+                points, offsets, segment, pos[robots], PASSAGE_BEHIND, PASSAGE_AHEAD,
+                grid.distance_cells(), grid.origin, grid.resolution)
         if self.model is not None:
             # Pushed off its route (e.g. through another door): plan from where it is.
             pushed = np.zeros(len(self.routed), bool)
