@@ -26,17 +26,8 @@ from orca_nav.core.routes import DEFAULT_COST_SCALING, LETHAL_TOLERANCE_CELLS
 from .map_model import MapModel
 from .passages import PASSAGE_AHEAD, PASSAGE_BEHIND
 from .planning import PlanningWorker
+from .progress import Progress
 from .states import RobotState
-
-
-# Jams (see Navigator._give_way): less progress than JAM_PROGRESS [m] in JAM_TIME [s] with a
-# jammed robot within JAM_DISTANCE [m]; the robot of the higher row then stands aside for
-# YIELD_TIME [s], backing toward a point YIELD_BACK [m] behind it.
-JAM_PROGRESS = 0.2
-JAM_TIME = 3.0
-JAM_DISTANCE = 2.0
-YIELD_TIME = 3.0
-YIELD_BACK = 1.0
 
 
 @dataclass(frozen=True)
@@ -54,23 +45,6 @@ class NavigationConfig:
     # decaying at route_cost_scaling_factor [1/m] out to route_inflation_band [m] further.
     route_inflation_band: float = 0.3
     route_cost_scaling_factor: float = DEFAULT_COST_SCALING
-
-
-class _Check:
-    """A progress check over C robots: the time and remaining distance of the last progress."""
-
-    def __init__(self, c):
-        self.time = np.full(c, math.inf)
-        self.left = np.full(c, math.inf)
-
-    def restart(self, mask, now, left):
-        """Start counting again for the robots in ``mask`` from ``left`` [m] at ``now``."""
-        self.time[mask] = now
-        self.left[mask] = left[mask] if np.ndim(left) else left
-
-    def progressed(self, now, left, distance):
-        """Return where ``left`` fell by ``distance`` since the check (or the clock went back)."""
-        return (left <= self.left - distance) | (now < self.time)
 
 
 class Navigator:
@@ -107,11 +81,8 @@ class Navigator:
         self.reason = np.full(c, '', dtype=object)
         self.carrot = np.full((c, 2), np.nan)
         self.clearance = np.full(c, math.inf)  # [m] narrowest place of the route near it
-        self.stuck = np.zeros(c, bool)
         self.replanned = np.zeros(c, bool)   # a stuck robot's route was planned once more
-        self._progress = _Check(c)           # progress toward the goal (stuck)
-        self._jam = _Check(c)                # progress while near others (jams)
-        self.yield_until = np.full(c, -math.inf)  # [s] standing aside until then
+        self.progress = Progress(c)          # stuck and jams
         self.model = None            # MapModel in use
         self._pending_map = None     # (grid, map id, Future of its wall pieces)
         self._jobs = []              # Futures of plan batches
@@ -153,8 +124,8 @@ class Navigator:
         """Robot i has a new goal (or none): forget its route; plan when a map exists."""
         self._set_route(i, None)
         self.external[i], self.reason[i] = False, ''
-        self.stuck[i], self.replanned[i] = False, False
-        self._progress.restart(i, math.inf, math.inf)
+        self.replanned[i] = False
+        self.progress.forget(i)
         self.needs_plan[i] = self.model is not None or self._pending_map is not None
         self.request[i] += 1
         self.planning[i] = False
@@ -225,46 +196,19 @@ class Navigator:
         if (steering & self.routed).any():
             self._follow(np.flatnonzero(steering & self.routed), pos, target, remaining)
         moving = np.asarray(fresh, bool) & ~np.asarray(reached, bool)
-        states[self._stalled(now, remaining, moving, steering)] = RobotState.STUCK
+        stuck, late = self.progress.stalled(now, remaining, moving, steering,
+                                            self.config.progress_distance,
+                                            self.config.progress_timeout)
+        states[stuck] = RobotState.STUCK
+        if self.model is not None:  # stuck: its route is planned once more (once per goal)
+            again = late & ~self.replanned & ~self.external
+            self.replanned |= again
+            self._replan(again)
         # Only robots on routes give way: without a map the node behaves as plain ORCA.
-        self._give_way(now, pos, target, remaining, moving & steering & self.routed)
+        self._replan(self.progress.give_way(now, pos, target, remaining,
+                                            moving & steering & self.routed,
+                                            self.routed & ~self.external))
         return target, states.tolist()
-
-    def _give_way(self, now, pos, target, remaining, moving):
-        """
-        Break jams: of robots that block each other, all but the first stand aside a while.
-
-        A robot that gained less than JAM_PROGRESS in JAM_TIME is jammed; a jammed robot with a
-        jammed robot of a lower row within JAM_DISTANCE gives way: its preferred velocity is
-        turned round for YIELD_TIME: it backs away from its carrot, the way it came, and
-        the other can pass. A reciprocal deadlock in a passage too narrow for two (common for
-        differential robots, whose ORCA disc is larger) or at a corner then resolves; the
-        lowest row never gives way.
-        """
-        yielding = now < self.yield_until
-        reset = ~moving | yielding | self._jam.progressed(now, remaining, JAM_PROGRESS)
-        self._jam.restart(reset, now, remaining)
-        rows = np.flatnonzero(~reset & (now - self._jam.time >= JAM_TIME))
-        if len(rows):
-            near = np.hypot(*(pos[rows, None] - pos[None, rows]).transpose(2, 0, 1))
-            gives = np.tril(near <= JAM_DISTANCE, -1).any(axis=1)
-            self.yield_until[rows[gives]] = now + YIELD_TIME
-            # Held by a wall, not by a robot (e.g. at a door jamb, off its route): a new route
-            # from where it stands leads round the corner.
-            alone = np.hypot(*(pos[None] - pos[rows, None]).transpose(2, 0, 1))
-            alone = (alone <= JAM_DISTANCE).sum(axis=1) == 1
-            held = np.zeros(len(self.routed), bool)
-            held[rows[~gives & alone]] = True
-            self._replan(held & self.routed & ~self.external)
-            self._jam.restart(rows[gives | (alone & self.routed[rows] & ~self.external[rows])],
-                              now, remaining)
-        back = moving & (now < self.yield_until)
-        if back.any():
-            # Back away from where it was heading: the way it came, clear of the others.
-            away = pos[back] - target[back]
-            norm = np.hypot(*away.T)
-            scale = np.divide(YIELD_BACK, norm, out=np.zeros_like(norm), where=norm > 1e-9)
-            target[back] = pos[back] + away * scale[:, None]
 
     def _follow(self, robots, pos, target, remaining):
         """Carrots of the robots following routes (one compiled call for all of them)."""
@@ -297,25 +241,6 @@ class Navigator:
             pushed = np.zeros(len(self.routed), bool)
             pushed[robots[lost]] = True
             self._replan(pushed & ~self.external)
-
-    def _stalled(self, now, remaining, moving, examined):
-        """Progress check of the ``examined`` robots; return where they are stuck (C,) bool."""
-        check = self._progress
-        idle = examined & ~moving
-        check.restart(idle, now, math.inf)
-        self.stuck[idle] = False
-        going = examined & moving
-        progress = going & check.progressed(now, remaining, self.config.progress_distance)
-        check.restart(progress, now, remaining)
-        self.stuck[progress] = False
-        late = going & ~progress & (now - check.time > self.config.progress_timeout)
-        self.stuck[late] = True
-        check.time[late] = now
-        if self.model is not None:
-            again = late & ~self.replanned & ~self.external
-            self.replanned |= again
-            self._replan(again)
-        return examined & self.stuck
 
     def _collect(self):
         """Adopt a finished map (all routes re-planned) and finished plans."""
