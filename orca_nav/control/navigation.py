@@ -24,7 +24,7 @@ from orca_nav.core.follow import follow_routes, pack_routes, route_clearance
 from orca_nav.core.routes import DEFAULT_COST_SCALING, LETHAL_TOLERANCE_CELLS
 
 from .map_model import MapModel
-from .passages import PASSAGE_AHEAD, PASSAGE_BEHIND
+from .passages import BUSY, PASSAGE_AHEAD, PASSAGE_BEHIND, Queues
 from .planning import PlanningWorker
 from .progress import Progress
 from .states import RobotState
@@ -79,6 +79,9 @@ class Navigator:
         self.needs_plan = np.zeros(c, bool)  # plan at the next tick (the position is needed)
         self.planning = np.zeros(c, bool)    # a plan is on its way
         self.reason = np.full(c, '', dtype=object)
+        self.failed = np.zeros(c, bool)      # no route to the goal (reason: the planner's)
+        self.length = np.zeros(c)            # [m] of the route
+        self.queues = Queues(c)              # turns at single-file passages
         self.carrot = np.full((c, 2), np.nan)
         self.clearance = np.full(c, math.inf)  # [m] narrowest place of the route near it
         self.replanned = np.zeros(c, bool)   # a stuck robot's route was planned once more
@@ -123,7 +126,7 @@ class Navigator:
     def goal_changed(self, i: int) -> None:
         """Robot i has a new goal (or none): forget its route; plan when a map exists."""
         self._set_route(i, None)
-        self.external[i], self.reason[i] = False, ''
+        self.external[i], self.reason[i], self.failed[i] = False, '', False
         self.replanned[i] = False
         self.progress.forget(i)
         self.needs_plan[i] = self.model is not None or self._pending_map is not None
@@ -145,6 +148,9 @@ class Navigator:
         self.routed[i] = points is not None
         self.segment[i] = 0
         self.version[i] += 1
+        self.length[i] = 0.0 if points is None else np.hypot(*np.diff(points, axis=0).T).sum()
+        self.queues.route_changed(i, points, None if self.model is None else self.model.grid,
+                                  self.true_radius[i])
 
     def _replan(self, mask, force=False):
         """
@@ -184,17 +190,25 @@ class Navigator:
         target = np.array(goal, dtype=float)
         remaining = np.hypot(*(target - pos).T)
         states = np.full(len(target), None, dtype=object)
-        unreachable = has_goal & (self.reason != '')
+        unreachable = has_goal & self.failed
         # A robot re-planned (stuck, pushed off its route, a new map) keeps its old route
         # until the new one comes; only a robot without a route waits for one.
-        waiting = has_goal & ~unreachable & (self.planning | self.needs_plan) & ~self.routed
+        unplanned = has_goal & ~unreachable & (self.planning | self.needs_plan) & ~self.routed
         states[unreachable] = RobotState.UNREACHABLE
-        states[waiting] = RobotState.PLANNING
-        target[unreachable | waiting] = pos[unreachable | waiting]
-        steering = has_goal & ~unreachable & ~waiting
+        states[unplanned] = RobotState.PLANNING
+        target[unreachable | unplanned] = pos[unreachable | unplanned]
+        steering = has_goal & ~unreachable & ~unplanned
         self.clearance[:] = math.inf
         if (steering & self.routed).any():
             self._follow(np.flatnonzero(steering & self.routed), pos, target, remaining)
+        # Single-file passages: a robot whose turn has not come waits clear of the entrance
+        # (its progress is not counted meanwhile).
+        waiting, spots = self.queues.update(now, self.length - remaining, self.true_radius,
+                                            steering & self.routed)
+        target[waiting], states[waiting] = spots[waiting], RobotState.WAITING
+        self.reason[~self.failed] = np.where(waiting, BUSY, '')[~self.failed]
+        self.progress.pause(waiting, now, remaining)
+        steering &= ~waiting
         moving = np.asarray(fresh, bool) & ~np.asarray(reached, bool)
         stuck, late = self.progress.stalled(now, remaining, moving, steering,
                                             self.config.progress_distance,
@@ -273,6 +287,7 @@ class Navigator:
                     continue  # the goal or the map changed meanwhile
                 self.planning[i] = False
                 self.plans_done += 1
+                self.failed[i] = isinstance(result, Exception)
                 if isinstance(result, Exception):
                     self.reason[i] = getattr(result, 'reason', str(result))
                     self._set_route(i, None)

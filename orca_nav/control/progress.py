@@ -62,6 +62,11 @@ class Progress:
         self.stuck[i] = False
         self.goal.restart(i, math.inf, math.inf)
 
+    def pause(self, mask, now, remaining):
+        """Count nothing for the robots in ``mask`` (C,) (waiting their turn) at ``now``."""
+        self.goal.restart(mask, now, remaining)
+        self.jam.restart(mask, now, remaining)
+
     def stalled(self, now, remaining, moving, examined, distance, timeout):
         """
         Progress check of the ``examined`` robots (C,) bool.
