@@ -20,11 +20,11 @@ from dataclasses import dataclass
 import math
 
 import numpy as np
-from orca_nav.core.follow import follow_routes, pack_routes, route_clearance
 from orca_nav.core.routes import DEFAULT_COST_SCALING, LETHAL_TOLERANCE_CELLS
 
+from .following import Following
 from .map_model import MapModel
-from .passages import BUSY, PASSAGE_AHEAD, PASSAGE_BEHIND, Queues
+from .passages import BUSY, Queues
 from .planning import PlanningWorker
 from .progress import Progress
 from .states import RobotState
@@ -47,14 +47,21 @@ class NavigationConfig:
     route_cost_scaling_factor: float = DEFAULT_COST_SCALING
 
 
+def planner_keys(radius, true_radius, cfg):
+    """Return each robot's planner key (planning.make_planner): true radius and costs."""
+    return [(r, p - r + cfg.route_margin, cfg.route_inflation_band,
+             cfg.route_cost_scaling_factor, LETHAL_TOLERANCE_CELLS)
+            for r, p in zip(true_radius.tolist(), radius.tolist())]
+
+
 class Navigator:
     """
     Routes of C commanded robots on the newest map; plans in a worker.
 
     Per robot i: ``points[i]`` the (K, 2) route followed (None: straight to the goal),
     ``version[i]`` bumped on every change of it (the node republishes the route),
-    ``reason[i]`` why the goal is unreachable ('' when it is not), ``carrot[i]`` the point
-    steered to on the route.
+    ``reason[i]`` why the goal is unreachable or why it waits ('' when neither),
+    ``carrot[i]`` the point steered to on the route.
     """
 
     def __init__(self, radius, config: NavigationConfig = NavigationConfig(), executor=None,
@@ -73,7 +80,6 @@ class Navigator:
         self.points = [None] * c
         self.routed = np.zeros(c, bool)      # points[i] is not None
         self.external = np.zeros(c, bool)    # given from outside (not re-planned)
-        self.segment = np.zeros(c, np.int64)  # segment holding the robot's projection
         self.version = np.zeros(c, np.int64)
         self.request = np.zeros(c, np.int64)  # newest plan request; older answers are dropped
         self.needs_plan = np.zeros(c, bool)  # plan at the next tick (the position is needed)
@@ -82,8 +88,8 @@ class Navigator:
         self.failed = np.zeros(c, bool)      # no route to the goal (reason: the planner's)
         self.length = np.zeros(c)            # [m] of the route
         self.queues = Queues(c)              # turns at single-file passages
-        self.carrot = np.full((c, 2), np.nan)
-        self.clearance = np.full(c, math.inf)  # [m] narrowest place of the route near it
+        self.following = Following(c)        # carrots, segments, the width of the way
+        self.carrot, self.clearance = self.following.carrot, self.following.clearance
         self.replanned = np.zeros(c, bool)   # a stuck robot's route was planned once more
         self.progress = Progress(c)          # stuck and jams
         self.model = None            # MapModel in use
@@ -93,7 +99,6 @@ class Navigator:
         self.maps_received = 0
         self.plans_done = 0
         self.warnings = []           # (None, text) for the log, taken by the controller
-        self._packed = (None, None)  # (key, packed routes) of the last tick
 
     # --- inputs ----------------------------------------------------------------------------
 
@@ -146,7 +151,7 @@ class Navigator:
     def _set_route(self, i, points):
         self.points[i] = points
         self.routed[i] = points is not None
-        self.segment[i] = 0
+        self.following.segment[i] = 0
         self.version[i] += 1
         self.length[i] = 0.0 if points is None else np.hypot(*np.diff(points, axis=0).T).sum()
         self.queues.route_changed(i, points, None if self.model is None else self.model.grid,
@@ -164,15 +169,8 @@ class Navigator:
         self.needs_plan |= mask
         self.request[mask] += 1
 
-    def _planner_keys(self):
-        """Return each robot's planner key (planning.make_planner): true radius and costs."""
-        cfg = self.config
-        return [(r, p - r + cfg.route_margin, cfg.route_inflation_band,
-                 cfg.route_cost_scaling_factor, LETHAL_TOLERANCE_CELLS)
-                for r, p in zip(self.true_radius.tolist(), self.radius.tolist())]
-
     def _clearances(self):
-        return sorted(set(self._planner_keys()))
+        return sorted(set(planner_keys(self.radius, self.true_radius, self.config)))
 
     # --- one tick --------------------------------------------------------------------------
 
@@ -225,31 +223,11 @@ class Navigator:
         return target, states.tolist()
 
     def _follow(self, robots, pos, target, remaining):
-        """Carrots of the robots following routes (one compiled call for all of them)."""
-        key = robots.tobytes() + self.version[robots].tobytes()
-        if key != self._packed[0]:  # routes changed: pack them again
-            self._packed = (key, pack_routes([self.points[i] for i in robots]))
-        points, offsets = self._packed[1]
-        grid = self.model.grid if self.model is not None else None
-        # The carrot is one the robot can drive to straight with its routes' clearance (less
-        # in a narrow passage, as little as the route has there, never less than its disc).
-        carrot, segment, left, lost = follow_routes(
-            points, offsets, self.segment[robots], pos[robots], self.config.route_lookahead,
-            None if grid is None else grid.obstacles,
-            (0.0, 0.0, 0.0) if grid is None else grid.origin,
-            1.0 if grid is None else grid.resolution,
-            self.radius[robots] + self.config.route_margin,
-            None if grid is None else grid.distance_cells(),
-            self.true_radius[robots] + LETHAL_TOLERANCE_CELLS * (
-                1.0 if grid is None else grid.resolution))
-        target[robots] = carrot
-        remaining[robots] = left
-        self.segment[robots] = segment
-        self.carrot[robots] = carrot
-        if grid is not None:
-            self.clearance[robots] = route_clearance(
-                points, offsets, segment, pos[robots], PASSAGE_BEHIND, PASSAGE_AHEAD,
-                grid.distance_cells(), grid.origin, grid.resolution)
+        """Carrots of the robots following routes; plan again those pushed off theirs."""
+        target[robots], remaining[robots], lost = self.following.follow(
+            robots, self.points, self.version, pos,
+            None if self.model is None else self.model.grid, self.config.route_lookahead,
+            self.radius + self.config.route_margin, self.true_radius)
         if self.model is not None:
             # Pushed off its route (e.g. through another door): plan from where it is.
             pushed = np.zeros(len(self.routed), bool)
@@ -316,7 +294,8 @@ class Navigator:
         if len(ready):
             self.needs_plan[ready], self.planning[ready] = False, True
             batch = [(i, int(self.request[i]), pos[i].copy(), goal[i].copy()) for i in ready]
-            self._jobs.append(self._worker.submit_plans(batch, self._planner_keys()))
+            keys = planner_keys(self.radius, self.true_radius, self.config)
+            self._jobs.append(self._worker.submit_plans(batch, keys))
 
 
 __all__ = ['NavigationConfig', 'Navigator']

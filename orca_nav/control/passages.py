@@ -18,16 +18,17 @@ field along the route near each robot (``orca_nav.core.follow.route_clearance``)
 - **Queues at single-file passages** (``Queues``). A stretch of a route where what is free
   across it is less than four radii (``single_file``: two robots cannot be side by side
   there) is a single-file passage. A robot that comes within APPROACH of the entrance of the
-  next one on its route asks for it: it may go unless a robot coming the other way holds
-  a passage its own overlaps, or waits for one since earlier. Otherwise it is ``waiting``
-  (reason ``passage_busy``): it steers to a spot clear of the entrance (WAIT_BACK before it and
-  WAIT_SIDE to the side, on the right where there is room; the robots waiting there before it
-  have the spots nearer the entrance, further ones lie WAIT_STEP further back), then goes when its turn comes: the sides
-  alternate, and robots going the same way follow each other through. A robot holds its
-  passage from the moment it may go until its projection onto the route is past the exit; a
-  robot that finds itself at or in the entrance (it started there, or was pushed in) holds it
-  at once. No robot waits longer than MAX_WAIT: then it goes anyway (the jam rule of
-  control/progress.py sorts out a meeting inside).
+  next one on its route asks for it: it may go unless a robot coming the other way holds a
+  passage its own overlaps, or waits for one since earlier. Otherwise it is ``waiting``
+  (reason ``passage_busy``): it steers to a spot clear of the entrance (WAIT_BACK before it
+  and WAIT_SIDE to the side, on the right where there is room; robots that waited there
+  before it have the spots nearer the entrance, the others lie WAIT_STEP further back each),
+  and goes when its turn comes: the sides alternate, and robots going the same way follow
+  each other through. A robot holds its passage from the moment it may go until its
+  projection onto the route is past the exit; a robot that finds itself at or in the
+  entrance (it started there, or was pushed in) holds it at once. No robot waits longer than
+  MAX_WAIT: then it goes anyway (the jam rule of control/progress.py sorts out a meeting
+  inside).
 """
 
 import dataclasses
