@@ -145,7 +145,8 @@ def single_file(points, grid, radius):
 
 
 def _width(grid, p, t, limit):
-    """Return (S,) [m] the free width across the route at samples p (S, 2), tangents t (S, 2).
+    """
+    Return (S,) [m] the free width across the route at samples p (S, 2), tangents t (S, 2).
 
     Measured along the normal both ways, in steps of half a cell, up to ``limit`` each way
     (inf where one side finds no obstacle cell: not a passage).
@@ -186,7 +187,6 @@ def _wait_spot(field, grid, entrance, tangent, radius, further):
     candidates += [entrance - tangent * (back + further) * radius for back in WAIT_BACK]
     candidates = np.array(candidates)
     cells = grid.world_to_cell(candidates)
-    h, w = field.shape
     ok = grid.inside(candidates)
     room = np.zeros(len(candidates))
     room[ok] = field[cells[ok, 1], cells[ok, 0]]
