@@ -34,11 +34,9 @@ SUBSTEPS = 5       # contact checks per period
 ROUTED = ('maze', 'office', 'office_mapfile', 'shelf', 'two_rooms', 'u_pocket', 'warehouse')
 QUICK = ('shelf', 'two_rooms', 'u_pocket')
 # Passages one robot fits through (0.15-0.2 m wider than a robot): routes through them exist
-# since routes are planned with costs, and holonomic robots pass. A differential robot's ORCA
-# disc (radius + safety_margin + lookahead_distance, 0.35 m) is wider than half the passage
-# (0.275-0.3 m), so ORCA keeps it off the jambs in front of it: those runs wait for the local
-# avoidance's margins to yield in narrow places (with lookahead_distance 0.02 m they pass:
-# test_narrow_passages_with_a_short_lookahead).
+# since routes are planned with costs. A differential robot's ORCA disc (radius +
+# lookahead_distance against walls, 0.3 m) is wider than half the passage (0.275-0.3 m): its
+# point ahead yields there (control/passages.py), so both drives pass with the node's defaults.
 NARROW = ('narrow_aisles', 'narrow_door', 'single_lane')
 
 
@@ -122,16 +120,8 @@ def run_world(scenario, drive, fleet=None, **params):
     return WorldRun(arrived, min_gap, min_wall, t, np.array(poses), np.array(commands))
 
 
-NARROW_XFAIL = pytest.mark.xfail(
-    reason="ORCA keeps a differential robot's disc grown by safety_margin + lookahead_distance "
-    'off the walls: wider than half the passage', strict=False)
-
-
 def _marks(name, drive):
-    marks = [] if name in QUICK else [pytest.mark.slow]
-    if name in NARROW and drive == 'differential':
-        marks.append(NARROW_XFAIL)
-    return marks
+    return [] if name in QUICK else [pytest.mark.slow]
 
 
 CASES = [pytest.param(name, drive, marks=_marks(name, drive))

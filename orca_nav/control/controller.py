@@ -27,6 +27,7 @@ from .config import FleetConfig
 from .giveway import GiveWay
 from .navigation import NavigationConfig, Navigator
 from .observation import Observer
+from .passages import narrowed
 from .people import MovingObjects, PeopleTracker
 from .reports import robot_state, StuckReports
 from .steering import steer
@@ -270,7 +271,9 @@ class FleetController:
         its last valid pose, as a stale one; the others' commands do not change. Every command
         is finite and within the robot's limits.
         """
-        cfg = self.config
+        # Narrow passages (control/passages.py): this tick, a differential robot's point ahead
+        # comes nearer its axle where its route is narrower than its ORCA disc.
+        cfg = narrowed(self.config, self.navigator.clearance)
         c = cfg.n_controlled
         warnings = []
         # Observe: every robot now (valid, fresh, stale), as an ORCA disc when the command acts.
