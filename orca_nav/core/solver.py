@@ -1,7 +1,8 @@
 """
 One ORCA step for a whole fleet: arrays in, new velocities out.
 
-This is the function the ROS node calls every tick and the one ``Simulation.step`` wraps::
+This is the function the ROS node calls every tick and the one RVO2's interface for the scenes
+(orca_nav.testing.simulation.Simulation) wraps::
 
     new_vel = compute_velocities(pos, vel, pref, radius, max_speed, time_step=0.25,
                                  neighbor_dist=15.0, max_neighbors=10, time_horizon=10.0,
