@@ -23,7 +23,7 @@ from orca_nav.sim.maps import scenario_grid
 from orca_nav.sim.metrics import compute_metrics
 from orca_nav.sim.processes import node_params
 from orca_nav.sim.scenarios import available_scenarios, CONTACT_TOLERANCE, load_scenario
-from orca_nav.sim.world import integrate, World
+from orca_nav.sim.world import World
 import pytest
 
 from test_navigation import InlineExecutor  # noqa: I100 -- test/ is on sys.path
@@ -171,14 +171,15 @@ def test_without_routes_the_shelf_blocks_every_robot():
                            InlineExecutor())
     for i, goal in enumerate(s.goals):
         ctrl.set_goal(i, *goal)
-    pose, inputs = s.starts.copy(), FleetInputs.empty(n)
+    world, inputs = World(s, track_contacts=False), FleetInputs.empty(n)
+    pose = world.poses
     for k in range(300):
         for i in range(n):
             inputs.set_odometry(i, x=pose[i, 0], y=pose[i, 1], yaw=pose[i, 2], time=k * PERIOD)
-        cmd = ctrl.step(inputs, k * PERIOD).commands
-        step = np.array([integrate(pose[i], *cmd[i], PERIOD) for i in range(n)])
-        # The world's walls stop a robot: it does not move into them.
-        blocked = s.obstacle_distance(step[:, :2]) < s.radii
-        pose = np.where(blocked[:, None], pose, step)
+        before = pose.copy()
+        world.step(ctrl.step(inputs, k * PERIOD).commands, PERIOD)
+        # The walls stop a robot here: it does not move into them.
+        blocked = s.obstacle_distance(pose[:, :2]) < s.radii
+        pose[blocked] = before[blocked]
     assert not (np.hypot(*(pose[:, :2] - s.goals).T) <= 0.1).any()
     assert ROUTED  # the routed scenarios above are the ones that need maps
