@@ -13,9 +13,10 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 import numpy as np
-from orca_nav.core import agent_neighbors, compute_velocities, Simulation
+from orca_nav.core import agent_neighbors, compute_velocities
 from orca_nav.core.orca import AgentRows, Horizons, NearObstacles, solve_all
 from orca_nav.testing.scenes import crowd_with_obstacles
+from orca_nav.testing.simulation import Simulation
 import pytest
 
 FAST = settings(max_examples=150, deadline=None, derandomize=True)

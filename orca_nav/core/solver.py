@@ -3,7 +3,8 @@ One ORCA step for a whole fleet: arrays in, new velocities out.
 
 ``solve`` takes two records, the agents (one row each: ``Agents``) and what they share
 (``SolverSettings``); the fleet controller calls it every tick. ``compute_velocities`` is the
-same call with the records' fields as arguments (``Simulation.step`` wraps it)::
+same call with the records' fields as arguments (RVO2's interface for the scenes,
+orca_nav.testing.simulation.Simulation, wraps it)::
 
     new_vel = compute_velocities(pos, vel, pref, radius, max_speed, time_step=0.25,
                                  neighbor_dist=15.0, max_neighbors=10, time_horizon=10.0,
