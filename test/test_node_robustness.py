@@ -24,6 +24,7 @@ from geometry_msgs.msg import PoseStamped, Twist
 from helpers import spin_for, spin_until  # noqa: I100 -- test/ is on sys.path
 from nav_msgs.msg import Odometry
 from orca_nav.ros import messages
+from orca_nav.testing.rig import command_values
 import pytest
 from rcl_interfaces.srv import GetParameters, SetParameters, SetParametersAtomically
 import rclpy
@@ -157,7 +158,7 @@ class NodeRig:
 
     def _on_cmd(self, i):
         def cb(msg):
-            self.cmd[i] = messages.command_values(msg)
+            self.cmd[i] = command_values(msg)
             self.cmd_count[i] += 1
         return cb
 

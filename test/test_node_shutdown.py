@@ -17,6 +17,7 @@ import time
 from geometry_msgs.msg import Twist
 from nav_msgs.msg import Odometry
 from orca_nav.ros import messages
+from orca_nav.testing.rig import command_values
 import pytest
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
@@ -50,7 +51,7 @@ def test_signal_sends_zero_to_every_robot(context, sig):
 
     def on_cmd(robot):
         def cb(msg):
-            last[robot] = messages.command_values(msg)
+            last[robot] = command_values(msg)
             counts[robot] += 1
         return cb
     odom_pubs = [node.create_publisher(Odometry, f'/{r}/odom', 10) for r in ROBOTS]

@@ -26,6 +26,7 @@ from orca_nav.control.planning import PlanningWorker
 from orca_nav.ros import messages
 from orca_nav.ros.outputs import LATCHED_QOS
 from orca_nav.sim.processes import Child, child_env
+from orca_nav.testing.rig import command_values
 import pytest
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
@@ -58,7 +59,7 @@ class Probe:
 
     def _on_cmd(self, robot):
         def callback(msg):
-            self.last[robot] = messages.command_values(msg)
+            self.last[robot] = command_values(msg)
             self.nonzero[robot] += any(self.last[robot])
         return callback
 

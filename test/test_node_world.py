@@ -20,6 +20,7 @@ from orca_nav.ros import messages
 from orca_nav.ros.main import make_executor
 from orca_nav.ros.node import OrcaNavNode
 from orca_nav.sim.scenarios import load_scenario, walker_pose
+from orca_nav.testing.rig import command_values
 import pytest
 import rclpy
 from rclpy.parameter import Parameter
@@ -76,7 +77,7 @@ class World:
 
     def _cmd_cb(self, i):
         def cb(msg):
-            self.cmd[i] = messages.command_values(msg)
+            self.cmd[i] = command_values(msg)
             self.cmd_count[i] += 1
         return cb
 
