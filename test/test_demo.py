@@ -12,7 +12,6 @@ import json
 import math
 import os
 from pathlib import Path
-import signal
 import subprocess
 import sys
 
@@ -22,7 +21,8 @@ from orca_nav.sim import demo
 from orca_nav.sim.demo import EXIT_COLLISION, EXIT_ERROR, EXIT_OK, parse_args
 from orca_nav.sim.metrics import compute_metrics, format_table, metrics_record
 from orca_nav.sim.plot import plot_run
-from orca_nav.sim.processes import child_env, GOAL_TOLERANCE, launch_plan, write_params
+from orca_nav.sim.processes import (Child, child_env, GOAL_TOLERANCE, launch_plan,
+                                    write_params)
 from orca_nav.sim.scenarios import load_scenario, scenario_from_dict
 import pytest
 
@@ -360,9 +360,8 @@ def _attach_run(tmp_path):
     procs = []
     for module, params in (('orca_nav.sim.node', plan['sim']), ('orca_nav.node', plan['node'])):
         path = write_params(tmp_path / f'{module}.yaml', params)
-        procs.append(subprocess.Popen([sys.executable, '-m', module, '--ros-args',
-                                       '--params-file', str(path)], env=env,
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        procs.append(Child(module, [sys.executable, '-m', module, '--ros-args',
+                                    '--params-file', str(path)], env, tmp_path))
     metrics, out = tmp_path / 'attach.json', tmp_path / 'attach.png'
     try:
         result = subprocess.run([sys.executable, '-m', 'orca_nav.demo', '--quiet', '--out',
@@ -371,13 +370,7 @@ def _attach_run(tmp_path):
                                 timeout=120)
     finally:
         for proc in procs:
-            proc.send_signal(signal.SIGINT)
-        for proc in procs:
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            proc.stop()
     return result, _read_metrics(metrics), out
 
 
