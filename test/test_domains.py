@@ -83,7 +83,7 @@ def test_every_declared_domain_is_unique_and_outside_the_demo_range():
         users.setdefault(domain, []).append(user)
         assert isinstance(domain, int) and 0 <= domain <= MAX_DOMAIN, user
         assert not DOMAIN_ID_RANGE[0] <= domain <= DOMAIN_ID_RANGE[1], (
-            f'{user}: {domain} is in the demo\'s random range {DOMAIN_ID_RANGE}')
+            f'{user}: {domain} is in the random range of the demo {DOMAIN_ID_RANGE}')
     shared = {domain: names for domain, names in users.items() if len(names) > 1}
     assert not shared, f'domains used twice: {shared}'
 
