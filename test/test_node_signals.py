@@ -26,7 +26,7 @@ from orca_nav.control.planning import PlanningWorker
 from orca_nav.ros import messages
 from orca_nav.ros.outputs import LATCHED_QOS
 from orca_nav.sim.processes import Child, child_env
-from orca_nav.testing.rig import command_values, Probe
+from orca_nav.testing.rig import command_values, pid_running, Probe
 import pytest
 from std_msgs.msg import String
 
@@ -77,14 +77,6 @@ class CommandProbe(Probe):
         return False
 
 
-def _running(pid):
-    """Whether process ``pid`` runs (exists and is no zombie)."""
-    try:
-        return Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()[0] != 'Z'
-    except (OSError, IndexError):
-        return False
-
-
 def _subreaper(on):
     """Make this process adopt its orphaned descendants (so it can wait for them), or stop."""
     libc = ctypes.CDLL(None, use_errno=True)
@@ -106,7 +98,7 @@ def test_node_stops_every_robot_and_exits_when_its_launcher_dies(context, tmp_pa
     def output():
         return (tmp_path / 'node.log').read_text(errors='replace')
     try:
-        assert probe.drive(lambda: _running(node_pid)), output()
+        assert probe.drive(lambda: pid_running(node_pid)), output()
         parent.kill()
         parent.wait()
         deadline = time.monotonic() + 15.0

@@ -11,10 +11,12 @@ For the tests over real rclpy (not used by the node):
 - :class:`NodeRig` adds the orca_nav node in the same process and executor, on the probe's
   clock (lock-step: the node ticks once per :meth:`NodeRig.tick`).
 
-A node run as a process is stopped with ``orca_nav.sim.processes.Child.stop``.
+A node run as a process is an ``orca_nav.sim.processes.Child``, stopped with ``Child.stop``;
+:func:`pid_running` tells whether a process it left (an orphan, a worker) still runs.
 """
 
 import math
+from pathlib import Path
 import time
 
 from geometry_msgs.msg import TwistStamped
@@ -58,6 +60,14 @@ def matched(publishers):
     """Return a predicate: every publisher has at least one subscriber."""
     publishers = list(publishers)
     return lambda: all(p.get_subscription_count() > 0 for p in publishers)
+
+
+def pid_running(pid):
+    """Whether process ``pid`` runs (exists and is no zombie; Linux ``/proc``)."""
+    try:
+        return Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()[0] != 'Z'
+    except (OSError, IndexError):
+        return False
 
 
 def stamp_of(t):
