@@ -6,6 +6,9 @@ import os
 from setuptools import find_packages, setup
 
 package_name = 'orca_nav'
+# The demo's plotting (orca_nav.sim.plot) and map image files (orca_nav.sim.maps): not needed by
+# the node or the controller (test/test_dependencies.py imports them with both blocked).
+DEMO_REQUIRES = ['matplotlib>=3.6', 'pillow>=9.0']
 
 setup(
     name=package_name,
@@ -25,6 +28,7 @@ setup(
                 + glob('config/maps/*.png'))),
     ],
     install_requires=['setuptools'],
+    extras_require={'demo': DEMO_REQUIRES},
     zip_safe=True,
     maintainer='orca_nav maintainers',
     maintainer_email='maintainers@orca-nav.dev',

@@ -16,10 +16,11 @@ import time
 
 import numpy as np
 
-from orca_nav.core import Simulation, warmup
+from orca_nav.core import warmup
 from orca_nav.testing import rvo2
 from orca_nav.testing.scenes import (advance, blocks_scene, circle_scene, dense_crowd_scene,
                                      preferred_velocities)
+from orca_nav.testing.simulation import Simulation
 
 
 def _clone(sim, guard):

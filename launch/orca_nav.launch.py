@@ -10,7 +10,7 @@ orca_nav for a fleet: one node for every robot (central) or one node per robot (
     ros2 launch orca_nav orca_nav.launch.py layout:=decentralised local_robots:=robot3 \
         params_file:=fleet.yaml
 
-The arguments (orca_nav.ros.fleet.LAUNCH_ARGUMENTS) are turned into node settings by
+The arguments (orca_nav.ros.launch_args.LAUNCH_ARGUMENTS) are turned into node settings by
 orca_nav.ros.fleet.plan_launch (plain, tested Python), which refuses with the reason whatever
 the nodes would refuse, and any argument name it does not know (robts:=, drve:=); this file
 only declares the arguments and wires the answer into launch_ros actions.
@@ -26,7 +26,8 @@ from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, GroupAction, OpaqueFunction
 from launch_ros.actions import Node
-from orca_nav.ros.fleet import launch_arguments, LAYOUTS, node_failure, plan_launch
+from orca_nav.ros.fleet import LAYOUTS, node_failure, plan_launch
+from orca_nav.ros.launch_args import launch_arguments
 try:
     from launch_ros.actions import PushROSNamespace
 except ImportError:  # Humble and Iron spell it PushRosNamespace

@@ -7,10 +7,10 @@ puts this folder on sys.path: test/ has no __init__.py).
 - :func:`spin_until`, :func:`spin_for`, :func:`matched`, :class:`SimClock` (a /clock
   publisher), :class:`NodeRig` (the node in this process, lock-stepped) and :class:`Probe`
   are defined once, in ``orca_nav.testing.rig``, and imported here.
-- :class:`World` is a few robots on a plane: it subscribes ``/<r>/cmd_vel``, integrates the last
-  command exactly (holonomic or unicycle), publishes ``/<r>/odom`` and, with walls, a 360 degree
-  ``/<r>/scan`` ray-cast with orca_nav.core.raycast.cast_rays; it tracks the smallest gap between
-  two robots and between a robot and a wall.
+- :class:`World` is a few robots on a plane over ROS: it subscribes ``/<r>/cmd_vel``, steps the
+  simulator's own world (orca_nav.sim.world.World: exact holonomic or unicycle motion, a 360
+  degree ray-cast scan, the smallest robot-robot and robot-wall gaps) with the last commands,
+  and publishes ``/<r>/odom`` and, with walls, ``/<r>/scan``.
 
 The World knows nothing of the orca_nav node: the tests lock-step it with a NodeRig.
 """
@@ -20,7 +20,7 @@ import math
 from geometry_msgs.msg import PoseStamped, Twist, TwistStamped
 from nav_msgs.msg import Odometry
 import numpy as np
-from orca_nav.core.raycast import cast_rays
+from orca_nav.sim.world import rows_scenario, Scanner, World as SimWorld
 from orca_nav.testing.rig import (command_values, matched, NodeRig, Probe,  # noqa: F401
                                   SimClock, spin_for, spin_until, stamp_of)
 from rclpy.qos import qos_profile_sensor_data, QoSProfile
@@ -42,26 +42,36 @@ def set_yaw(q, yaw):
     q.x, q.y, q.z, q.w = 0.0, 0.0, math.sin(0.5 * yaw), math.cos(0.5 * yaw)
 
 
-def integrate_pose(pose, vx, vy, wz, dt):
-    """
-    Advance (x, y, yaw) by a constant body-frame twist for ``dt`` seconds, exactly.
+class WorldView:
+    """The robots' poses and contact gaps of ``self.sim`` (a sim.world.World) as attributes."""
 
-    The robot moves on a circular arc (a straight line when wz == 0); yaw is not wrapped.
-    """
-    x, y, yaw = pose
-    dth = wz * dt
-    if abs(dth) < 1e-12:
-        c, s = math.cos(yaw), math.sin(yaw)
-        return x + (c * vx - s * vy) * dt, y + (s * vx + c * vy) * dt, yaw
-    s0, c0 = math.sin(yaw), math.cos(yaw)
-    s1, c1 = math.sin(yaw + dth), math.cos(yaw + dth)
-    return (x + (vx * (s1 - s0) + vy * (c1 - c0)) / wz,
-            y + (vx * (c0 - c1) + vy * (s1 - s0)) / wz, yaw + dth)
+    @property
+    def pose(self):
+        """(N, 3) global x, y, yaw of the robots (the world's own rows: writes move them)."""
+        return self.sim.poses[:len(self.names)]
+
+    @property
+    def min_gap(self):
+        """Smallest distance between two robots minus their radii so far [m]."""
+        return self.sim.min_gap
+
+    @property
+    def min_wall_gap(self):
+        """Smallest distance between a robot and a wall minus its radius so far [m]."""
+        return self.sim.min_wall_gap
+
+    @property
+    def min_walker_gap(self):
+        """Smallest distance between a robot and a walker minus their radii so far [m]."""
+        return self.sim.min_walker_gap
 
 
-class World:
+class World(WorldView):
     """
-    Robots on a plane: cmd_vel in, odometry (and scans) out, exact kinematics, contact checks.
+    Robots on a plane over ROS: cmd_vel in, odometry (and scans) out.
+
+    The motion, the scans and the contact checks are those of ``sim``, the simulator's
+    orca_nav.sim.world.World.
 
     names : robot names (topic namespaces)
     poses : (N, 3) global x, y, yaw; drives : one drive or one per robot ('holonomic' uses
@@ -79,18 +89,17 @@ class World:
         self.node = node
         self.names = list(names)
         n = len(self.names)
-        self.pose = np.array(poses, dtype=float).reshape(n, 3)
         self.drives = [drives] * n if isinstance(drives, str) else list(drives)
-        self.radii = np.broadcast_to(np.asarray(radii, dtype=float), (n,)).copy()
+        self.sim = SimWorld(rows_scenario(self.names, poses, radii, self.drives, walls),
+                            Scanner(int(scan_beams), 0.05, float(scan_range)))
+        self.radii = self.sim.radii
         self.offsets = np.zeros((n, 3)) if offsets is None else np.array(offsets, float)
-        self.walls = None if walls is None else np.asarray(walls, float).reshape(-1, 2, 2)
+        self.walls = None if walls is None else self.sim.segments
         self.substeps = int(substeps)
         self.scan_beams, self.scan_range = int(scan_beams), float(scan_range)
         self.cmd = np.zeros((n, 3))
         self.cmd_count = np.zeros(n, int)
         self.last_cmd_msg = [None] * n
-        self.min_gap = math.inf          # smallest distance between two robots minus radii
-        self.min_wall_gap = math.inf     # smallest distance robot - wall minus the radius
         cmd_type = TwistStamped if stamped else Twist
         self.odom_pubs = [node.create_publisher(Odometry, f'/{r}/odom', QoSProfile(depth=10))
                           for r in self.names]
@@ -102,7 +111,7 @@ class World:
         for i, r in enumerate(self.names):
             node.create_subscription(cmd_type, f'/{r}/cmd_vel',
                                      lambda msg, i=i: self._on_cmd(i, msg), QoSProfile(depth=10))
-        self.check_contact()
+        self.sim.check_contacts()
 
     def _on_cmd(self, i, msg):
         twist = msg.twist if isinstance(msg, TwistStamped) else msg
@@ -138,12 +147,7 @@ class World:
 
     def scan_ranges(self, i):
         """(scan_beams,) ranges of robot i's laser: walls and the other robots' discs."""
-        angles = self.pose[i, 2] - math.pi + 2.0 * math.pi / self.scan_beams * np.arange(
-            self.scan_beams)
-        others = np.arange(len(self.names)) != i
-        walls = np.zeros((0, 2, 2)) if self.walls is None else self.walls
-        return cast_rays(self.pose[i, :2], angles, self.scan_range, walls,
-                         self.pose[others, :2], self.radii[others])
+        return self.sim.scan_ranges(i)
 
     def scan(self, i, stamp=None):
         """Return robot i's sensor_msgs/LaserScan (sensor at its centre, frame <r>/base_link)."""
@@ -182,22 +186,4 @@ class World:
 
     def integrate(self, dt):
         """Advance every robot by ``dt`` under its last command, checking contact at substeps."""
-        h = float(dt) / self.substeps
-        for _ in range(self.substeps):
-            for i in range(len(self.names)):
-                self.pose[i] = integrate_pose(self.pose[i], *self.effective_command(i), h)
-            self.check_contact()
-
-    def check_contact(self):
-        """Update min_gap (robot-robot) and min_wall_gap (robot-wall) [m]; negative = overlap."""
-        xy = self.pose[:, :2]
-        if len(xy) > 1:
-            d = (np.linalg.norm(xy[:, None] - xy[None], axis=-1)
-                 - (self.radii[:, None] + self.radii[None]))
-            np.fill_diagonal(d, np.inf)
-            self.min_gap = min(self.min_gap, float(d.min()))
-        for a, b in ([] if self.walls is None else self.walls):
-            ab = b - a
-            t = np.clip(((xy - a) @ ab) / (ab @ ab), 0.0, 1.0)
-            dist = np.linalg.norm(xy - (a + t[:, None] * ab), axis=1) - self.radii
-            self.min_wall_gap = min(self.min_wall_gap, float(dist.min()))
+        self.sim.step(self.cmd, float(dt), self.substeps)

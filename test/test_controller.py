@@ -306,14 +306,14 @@ def test_goals_and_routes_beyond_max_coordinate_are_refused():
 
 def solver_failing_at(monkeypatch, *places):
     """Make the controller's solver raise whenever an agent is within 0.5 m of a place."""
-    from orca_nav.control import controller as module
-    real = module.compute_velocities
+    from orca_nav.control import avoidance as module
+    real = module.solve
 
-    def solver(positions, *args, **kw):
-        if any(np.any(np.hypot(*(positions - p).T) < 0.5) for p in places):
+    def solver(agents, *args, **kw):
+        if any(np.any(np.hypot(*(agents.positions - p).T) < 0.5) for p in places):
             raise FloatingPointError('solver blew up')
-        return real(positions, *args, **kw)
-    monkeypatch.setattr(module, 'compute_velocities', solver)
+        return real(agents, *args, **kw)
+    monkeypatch.setattr(module, 'solve', solver)
 
 
 @pytest.mark.parametrize('drive', ['holonomic', 'differential'])
@@ -345,11 +345,11 @@ def test_two_robots_making_the_solver_fail_are_both_left_out(monkeypatch):
 
 def test_a_solver_failure_that_no_robot_explains_fails_the_tick(monkeypatch):
     """Left without a culprit (fails whatever the robots), the error reaches the node."""
-    from orca_nav.control import controller as module
+    from orca_nav.control import avoidance as module
 
     def solver(*args, **kw):
         raise RuntimeError('always')
-    monkeypatch.setattr(module, 'compute_velocities', solver)
+    monkeypatch.setattr(module, 'solve', solver)
     ctrl, inputs = far_fleet()
     with pytest.raises(RuntimeError, match='always'):
         ctrl.step(inputs, 0.0)
@@ -412,16 +412,16 @@ def test_safety_margin_grows_the_planning_radius_only():
 
 def test_a_robot_with_non_finite_solver_input_is_left_out_first(monkeypatch):
     """A solver failure with a robot whose solver input is not finite: it goes, no search."""
-    from orca_nav.control import controller as module
-    real = module.compute_velocities
+    from orca_nav.control import avoidance as module
+    real = module.solve
     calls = []
 
-    def solver(positions, velocities, pref, radius, *args, **kw):
-        calls.append(len(positions))
-        if not np.isfinite(radius).all():
+    def solver(agents, *args, **kw):
+        calls.append(len(agents.positions))
+        if not np.isfinite(agents.radius).all():
             raise ValueError('radius must be finite')
-        return real(positions, velocities, pref, radius, *args, **kw)
-    monkeypatch.setattr(module, 'compute_velocities', solver)
+        return real(agents, *args, **kw)
+    monkeypatch.setattr(module, 'solve', solver)
     ctrl, inputs = far_fleet()
     ctrl.reconfigure(replace(ctrl.config, radius=np.array([0.2, math.inf, 0.2])))
     result = ctrl.step(inputs, 0.0)

@@ -1,9 +1,14 @@
-"""The public API of orca_nav.core: Simulation, compute_velocities, Obstacles, and their errors."""
+"""
+The public API of orca_nav.core: compute_velocities, Obstacles, and their errors.
+
+With orca_nav.testing.simulation.Simulation, RVO2's interface on top of them.
+"""
 
 import math
 
 import numpy as np
-from orca_nav.core import compute_velocities, Obstacles, Simulation, validate_params
+from orca_nav.core import compute_velocities, Obstacles, validate_params
+from orca_nav.testing.simulation import Simulation
 import pytest
 
 PARAMS = {'time_step': 0.25, 'neighbor_dist': 15.0, 'max_neighbors': 10, 'time_horizon': 10.0,

@@ -12,6 +12,8 @@ from orca_nav.control import FleetConfig, FleetController, FleetInputs
 from orca_nav.core import compute_velocities
 from orca_nav.core.escape import time_to_contact
 from orca_nav.ros import params
+from orca_nav.sim.scenarios import Robot
+from orca_nav.sim.world import rows_scenario, World
 import pytest
 
 CORE = {'time_step': 0.25, 'neighbor_dist': 10.0, 'max_neighbors': 10, 'time_horizon': 5.0,
@@ -54,23 +56,31 @@ def test_rvo2_mode_is_unchanged_without_the_soft_arguments():
     assert np.array_equal(a, b)
 
 
+def _standing(name, x, y):
+    """Return a person standing at (x, y) [m], radius 0.3 m: a walker on a one-point path."""
+    return Robot(name=name, start=(x, y, 0.0), goal=(x, y), radius=0.3, max_speed=0.0,
+                 max_angular_speed=0.0, drive='holonomic', walker=True,
+                 waypoints=((x, y), (x, y)))
+
+
 def _gap_scene(person_margin):
     """Drive a robot through a 1.0 m gap between two standing people to its goal beyond."""
     cfg = FleetConfig.uniform(['r'], radius=0.3, max_speed=1.0, person_margin=person_margin)
     ctrl = FleetController(cfg)
     ctrl.set_goal(0, 0.0, 3.0)
     people = np.array([[-0.8, 1.0], [0.8, 1.0]])  # centres 1.6 m apart: a 1.0 m gap
-    x = np.array([0.0, -1.0])
-    gap = np.inf
+    world = World(rows_scenario(['r'], [(0.0, -1.0, 0.0)], radii=0.3,
+                                walkers=[_standing(f'p{k}', *p) for k, p in enumerate(people)]))
+    commands = np.zeros((3, 3))
     for k in range(400):
         t = k * cfg.period
+        x = world.poses[0]
         inputs = FleetInputs.empty(1)
-        inputs.set_odometry(0, x=x[0], y=x[1], yaw=0.0, time=t)
+        inputs.set_odometry(0, x=x[0], y=x[1], yaw=x[2], time=t)
         inputs.set_people(people, np.zeros((2, 2)), 0.3, time=t)
-        cmd = ctrl.step(inputs, t).commands[0]
-        x = x + cmd[:2] * cfg.period
-        gap = min(gap, (np.hypot(*(people - x).T) - 0.6).min())
-    return x, gap
+        commands[0] = ctrl.step(inputs, t).commands[0]
+        world.step(commands, cfg.period)
+    return world.poses[0, :2], world.min_walker_gap
 
 
 def test_a_gap_the_true_discs_pass_is_passed_although_the_margin_does_not_fit():

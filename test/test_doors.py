@@ -6,6 +6,7 @@ Robots of radius 0.2 m plan with a margin of 0.15 m (safety_margin 0.05 m + rout
 """
 
 import numpy as np
+from orca_nav.control import RobotState
 from orca_nav.core.follow import follow_routes, pack_routes
 from orca_nav.core.grid import GridMap
 from orca_nav.core.routes import LETHAL_TOLERANCE_CELLS, RoutePlanner, Unreachable
@@ -202,3 +203,19 @@ def test_carrots_pass_a_narrow_door_the_route_goes_through():
                                     grid.origin, RES, RADIUS + MARGIN, grid.distance_cells(),
                                     RADIUS + LETHAL_TOLERANCE_CELLS * RES)
     assert carrot[0, 0] < 3.0
+
+
+@pytest.mark.parametrize('drive', ['holonomic', 'differential'])
+def test_in_motion_a_robot_leaves_the_door_it_starts_in_and_ends_in_another(drive):
+    """
+    The controller in the loop, the default lookahead: out of a 0.5 m door, and into one.
+
+    A robot that starts inside the door drives out and arrives; a robot whose goal is in the
+    doorway reaches it; neither touches a jamb.
+    """
+    from test_navigation import box_map, run, wall_clearance  # noqa: I100 -- test/ on path
+    grid = box_map(10.0, 8.0, [(5.0, 0.0, 5.2, 3.75), (5.0, 4.25, 5.2, 8.0)])
+    for start, goal in [((5.1, 4.0, 0.3), (8.0, 6.0)), ((3.0, 2.0, 0.0), (5.1, 4.0))]:
+        history, _, states = run(grid, [start], [goal], steps=800, drive=drive)
+        assert states == [RobotState.REACHED], (start, goal)
+        assert wall_clearance(grid, history) > RADIUS - 1e-6

@@ -4,9 +4,10 @@ import os
 from pathlib import Path
 import re
 
-from orca_nav.ros import fleet
+from orca_nav.ros import fleet, launch_args
 from orca_nav.ros import params as P
 from orca_nav.ros.node import OrcaNavNode
+from orca_nav.ros.params_file import per_robot_parameters
 import pytest
 import rclpy
 from rclpy.context import Context
@@ -95,11 +96,11 @@ def test_params_file_namespace_rules(tmp_path):
 
 def test_per_robot_parameters_from_lists():
     """Parallel lists (e.g. from a scenario) become <robot>.<name> overrides."""
-    out = fleet.per_robot_parameters(['a', 'b'], radius=[0.2, 1], drive=['holonomic', ''],
-                                     max_speed=None)
+    out = per_robot_parameters(['a', 'b'], radius=[0.2, 1], drive=['holonomic', ''],
+                               max_speed=None)
     assert out == {'a.radius': 0.2, 'b.radius': 1.0, 'a.drive': 'holonomic', 'b.drive': ''}
     with pytest.raises(fleet.FleetError, match='2 values for 3 robots'):
-        fleet.per_robot_parameters(['a', 'b', 'c'], radius=[0.2, 0.3])
+        per_robot_parameters(['a', 'b', 'c'], radius=[0.2, 0.3])
 
 
 def test_config_file_reaches_a_namespaced_node(tmp_path):
@@ -318,9 +319,10 @@ def test_sim_demo_plan_is_checked():
     numbers and robot lists are refused with the reason, the ground truth file is private to
     the run and a failed demo fails the launch.
     """
+    from orca_nav.sim import demo_launch as demo
     from orca_nav.sim.processes import launch_plan
     plan = launch_plan('circle', robots=4)
-    params = fleet.plan_sim_node(str(EXAMPLE), plan['node'])
+    params = demo.plan_sim_node(str(EXAMPLE), plan['node'])
     assert params[0] == str(EXAMPLE)
     values = fleet.read_params_file(EXAMPLE)
     values.update(params[1])
@@ -330,24 +332,24 @@ def test_sim_demo_plan_is_checked():
     for key, value, message in (('goal_tolerance', -0.1, 'goal_tolerance must be between'),
                                 ('safety_margin', 9.0, 'safety_margin must be between')):
         with pytest.raises(fleet.FleetError, match=message):
-            fleet.plan_sim_node(None, dict(plan['node'], **{key: value}))
+            demo.plan_sim_node(None, dict(plan['node'], **{key: value}))
     with pytest.raises(fleet.FleetError, match='goal_tolerance must be a number'):
-        fleet.parse_number('goal_tolerance', 'abc')
-    assert fleet.parse_robot_count('default') == (None, None)
-    assert fleet.parse_robot_count('8') == (8, None)
-    assert fleet.parse_robot_count('robot1..robot4') == (4, ['robot1', 'robot2', 'robot3',
-                                                             'robot4'])
+        launch_args.parse_number('goal_tolerance', 'abc')
+    assert demo.parse_robot_count('default') == (None, None)
+    assert demo.parse_robot_count('8') == (8, None)
+    assert demo.parse_robot_count('robot1..robot4') == (4, ['robot1', 'robot2', 'robot3',
+                                                            'robot4'])
     with pytest.raises(fleet.FleetError, match='at least 1'):
-        fleet.parse_robot_count('0')
-    count, names = fleet.parse_robot_count('abc')
+        demo.parse_robot_count('0')
+    count, names = demo.parse_robot_count('abc')
     with pytest.raises(fleet.FleetError, match="robots \\['abc'\\] are not the scenario's"):
-        fleet.check_scenario_robots(names, launch_plan('circle', robots=count)['node']['robots'])
-    fleet.check_scenario_robots(None, ['robot1'])
-    first, second = fleet.private_path('ground_truth.npz'), fleet.private_path('ground_truth.npz')
+        demo.check_scenario_robots(names, launch_plan('circle', robots=count)['node']['robots'])
+    demo.check_scenario_robots(None, ['robot1'])
+    first, second = demo.private_path('ground_truth.npz'), demo.private_path('ground_truth.npz')
     assert first != second and Path(first).parent.is_dir()
     for path in (first, second):
         Path(path).parent.rmdir()
-    assert fleet.demo_failure(0) is None and '2' in fleet.demo_failure(2)
+    assert demo.demo_failure(0) is None and '2' in demo.demo_failure(2)
 
 
 def test_pytest_disables_the_launch_testing_plugin():

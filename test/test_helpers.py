@@ -3,10 +3,9 @@
 import math
 
 from geometry_msgs.msg import Twist
-from helpers import integrate_pose, matched, SimClock, spin_until, World
+from helpers import matched, SimClock, spin_until, World
 from nav_msgs.msg import Odometry
-import numpy as np
-from orca_nav.sim.node import integrate
+from orca_nav.sim.world import integrate
 import pytest
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
@@ -86,15 +85,3 @@ def test_world_integrates_commands_and_publishes_odometry_and_scans(rig):
     # a at (0.3, -0.4) facing +x; beam k at -pi + k pi / 2: the wall straight ahead at 1.7 m.
     assert scans[-1].ranges[2] == pytest.approx(1.7)
     assert world.min_wall_gap == pytest.approx(1.7 - 0.2)
-
-
-def test_integrate_pose_matches_the_simulator_kinematics():
-    rng = np.random.default_rng(3)
-    for _ in range(200):
-        pose = tuple(rng.uniform(-3, 3, 3))
-        twist = tuple(rng.uniform(-1, 1, 3)) if rng.random() < 0.8 else (0.4, 0.1, 0.0)
-        dt = rng.uniform(0.01, 2.0)
-        mine = integrate_pose(pose, *twist, dt)
-        sim = integrate(pose, *twist, dt)
-        assert mine[:2] == pytest.approx(sim[:2], abs=1e-9)
-        assert math.remainder(mine[2] - sim[2], 2 * math.pi) == pytest.approx(0.0, abs=1e-9)

@@ -2,10 +2,10 @@
 Ctrl-C on sim_demo.launch.py, played with the processes it starts (launch is not on PyPI).
 
 The simulator, the orca_nav node and ``orca_nav_demo --attach`` run as sim_demo.launch.py
-starts them (orca_nav.sim.processes.launch_plan, fleet.plan_sim_node), on domain 63 with DDS on
-loopback. Ctrl-C in a terminal sends SIGINT to every process of the group (the node's planning
-worker too), and launch sends each of its processes a SIGINT of its own, then SIGTERM after
-5 s. Every process must be gone within those 5 s, without a traceback, and the demo's exit
+starts them (orca_nav.sim.processes.launch_plan, demo_launch.plan_sim_node), on domain 63 with
+DDS on loopback. Ctrl-C in a terminal sends SIGINT to every process of the group (the node's
+planning worker too), and launch sends each of its processes a SIGINT of its own, then SIGTERM
+after 5 s. Every process must be gone within those 5 s, without a traceback, and the demo's exit
 code must not fail the launch.
 """
 
@@ -15,7 +15,7 @@ import signal
 import sys
 import time
 
-from orca_nav.ros import fleet
+from orca_nav.sim import demo_launch
 from orca_nav.sim.processes import Child, child_env, launch_plan, write_params
 from orca_nav.testing.rig import pid_running
 import pytest
@@ -57,7 +57,7 @@ def _signal(pids, sig):
 def test_ctrl_c_ends_every_process_within_launch_grace_without_tracebacks(tmp_path):
     """Blocks (a map: the node runs its planning worker process), Ctrl-C while driving."""
     plan = launch_plan('blocks', robots=4, ground_truth=str(tmp_path / 'ground_truth.npz'))
-    node_params = fleet.plan_sim_node(None, plan['node'])[-1]
+    node_params = demo_launch.plan_sim_node(None, plan['node'])[-1]
     sim_file = write_params(tmp_path / 'sim.yaml', plan['sim'])
     node_file = write_params(tmp_path / 'node.yaml', node_params)
     env = child_env(DOMAIN_ID)
@@ -104,7 +104,7 @@ def test_ctrl_c_ends_every_process_within_launch_grace_without_tracebacks(tmp_pa
     assert None not in codes.values(), f'still running {LAUNCH_SIGTERM_TIMEOUT} s after ' \
         f'Ctrl-C:\n{report}'
     assert codes['orca_nav_sim'] == 0 and codes['orca_nav_node'] == 0, report
-    assert fleet.demo_failure(codes['orca_nav_demo']) is None, report
+    assert demo_launch.demo_failure(codes['orca_nav_demo']) is None, report
     for name, text in logs.items():
         assert 'Traceback' not in text and 'KeyboardInterrupt' not in text, report
     assert 'stopping every robot' in logs['orca_nav_node'], report

@@ -14,7 +14,7 @@ import math
 from geometry_msgs.msg import PoseWithCovarianceStamped
 import numpy as np
 from orca_nav.ros import messages
-from orca_nav.ros.node import POSE_QOS
+from orca_nav.ros.intake import POSE_QOS
 
 from helpers import NodeRig  # noqa: I100 -- test/ is on sys.path
 from test_node_world import close_run, World  # noqa: I100 -- test/ is on sys.path

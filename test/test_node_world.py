@@ -3,20 +3,21 @@ End-to-end tests of the orca_nav node with real rclpy: a small world drives the 
 
 The node under test and a world node run in one executor in this process on a private ROS
 context (domain 21, DDS on loopback). The world owns simulated time: it publishes /clock and the
-odometry of every robot, the node (use_sim_time) ticks on that clock, and the world integrates
-the published cmd_vel with holonomic or unicycle kinematics before the next tick. Lock-step
-makes the runs deterministic and faster than real time.
+odometry of every robot, the node (use_sim_time) ticks on that clock, and the world moves the
+robots by the published cmd_vel (the simulator's orca_nav.sim.world.World) before the next
+tick. Lock-step makes the runs deterministic and faster than real time.
 """
 
 import dataclasses
 import math
 
 from geometry_msgs.msg import Twist
+from helpers import WorldView
 from nav_msgs.msg import Odometry
 import numpy as np
-from orca_nav.core.raycast import cast_rays
 from orca_nav.ros import messages
-from orca_nav.sim.scenarios import load_scenario, walker_pose
+from orca_nav.sim.scenarios import load_scenario
+from orca_nav.sim.world import rows_scenario, Scanner, World as SimWorld
 from orca_nav.testing.rig import command_values
 import pytest
 import rclpy
@@ -32,8 +33,13 @@ SCAN_BEAMS = 360         # beams of the simulated 360 degree laser
 SCAN_RANGE = 6.0         # [m] its maximum range
 
 
-class World:
-    """Robots on a plane: odometry out, cmd_vel in, exact kinematics, simulated clock."""
+class World(WorldView):
+    """
+    Robots on a plane over ROS: odometry out, cmd_vel in, simulated clock.
+
+    The motion (exact holonomic or unicycle), the scans and the contact checks are those of
+    ``sim``, the simulator's orca_nav.sim.world.World, stepped with the last commands.
+    """
 
     def __init__(self, context, names, poses, drives, radii, offsets=None, walls=None,
                  walkers=()):
@@ -41,26 +47,19 @@ class World:
         Create the world node with one odom publisher and cmd_vel subscriber per robot.
 
         walkers : scenario walkers (orca_nav.sim.scenarios Robot rows): people on scripted
-        paths that only the scans show, their clock starting at ``walker_t0`` [s world time].
+        paths that only the scans show, on the world's clock from its first step.
         """
         self.node = rclpy.create_node('world', context=context)
         self.names = list(names)
-        self.pose = np.array(poses, dtype=float)          # (N, 3) global x, y, yaw
-        self.drives = list(drives)
-        self.radii = np.asarray(radii, dtype=float)
+        # Walls only the laser scans show: (M, 2, 2) segments.
+        self.sim = SimWorld(rows_scenario(self.names, poses, radii, drives, walls, walkers),
+                            Scanner(SCAN_BEAMS, 0.05, SCAN_RANGE))
         # Pose of each robot's odometry frame in the global frame (odom starts at its origin).
         self.offsets = np.zeros((len(names), 3)) if offsets is None else np.array(offsets)
         self.cmd = np.zeros((len(names), 3))
         self.cmd_count = np.zeros(len(names), int)
         self.commands = []  # (N, 3) the commands of every tick, in order
         self.t = 1.0
-        self.min_gap = np.inf                               # min distance minus sum of radii
-        # Walls only the laser scans show: (M, 2, 2) segments; min_wall_gap as min_gap.
-        self.walls = np.zeros((0, 2, 2)) if walls is None else np.asarray(walls, float)
-        self.min_wall_gap = np.inf
-        self.walkers = list(walkers)
-        self.walker_t0 = math.inf   # the walkers stand at their first waypoint until then
-        self.min_walker_gap = np.inf
         self.scan_pubs = [self.node.create_publisher(LaserScan, f'/{r}/scan',
                                                      qos_profile_sensor_data) for r in names]
         self.odom_pubs = [self.node.create_publisher(Odometry, f'/{r}/odom', 10) for r in names]
@@ -97,68 +96,21 @@ class World:
         return msg
 
     def scan(self, i):
-        """Return the laser scan of robot i (sensor at its centre): walls and other robots."""
+        """Return the laser scan of robot i (sensor at its centre): walls, robots, walkers."""
         msg = LaserScan()
         msg.header.frame_id = f'{self.names[i]}/base_link'
         msg.angle_min, msg.angle_increment = -math.pi, 2.0 * math.pi / SCAN_BEAMS
         msg.angle_max = msg.angle_min + (SCAN_BEAMS - 1) * msg.angle_increment
         msg.range_min, msg.range_max = 0.05, SCAN_RANGE
-        angles = self.pose[i, 2] + msg.angle_min + msg.angle_increment * np.arange(SCAN_BEAMS)
-        others = np.arange(len(self.names)) != i
-        discs, radii = self._walker_discs()
-        ranges = cast_rays(self.pose[i, :2], angles, SCAN_RANGE, self.walls,
-                           np.concatenate([self.pose[others, :2], discs]),
-                           np.concatenate([self.radii[others], radii]))
-        msg.ranges = [float(r) for r in ranges]
+        msg.ranges = [float(r) for r in self.sim.scan_ranges(i)]
         return msg
 
-    def _walker_discs(self, ahead=0.0):
-        """Return the walkers' positions (W, 2) ``ahead`` [s] from now and their radii (W,)."""
-        t = max(0.0, self.t + ahead - self.walker_t0)
-        return (np.array([walker_pose(w, t)[:2] for w in self.walkers]).reshape(-1, 2),
-                np.array([w.radius for w in self.walkers], float))
-
     def integrate(self, dt):
-        """Advance every robot by dt under its last command, checking contact at substeps."""
-        h = dt / SUBSTEPS
-        for k in range(SUBSTEPS):
-            for i, d in enumerate(self.drives):
-                x, y, th = self.pose[i]
-                vx, vy, wz = self.cmd[i]
-                if d == 'holonomic':
-                    self.pose[i, 0] += h * (math.cos(th) * vx - math.sin(th) * vy)
-                    self.pose[i, 1] += h * (math.sin(th) * vx + math.cos(th) * vy)
-                elif abs(wz) < 1e-9:
-                    self.pose[i, 0] += h * vx * math.cos(th)
-                    self.pose[i, 1] += h * vx * math.sin(th)
-                else:  # exact unicycle arc
-                    self.pose[i, 0] += vx / wz * (math.sin(th + wz * h) - math.sin(th))
-                    self.pose[i, 1] -= vx / wz * (math.cos(th + wz * h) - math.cos(th))
-                    self.pose[i, 2] = th + wz * h
-            self.check_contact(h * (k + 1))
+        """Advance every row by dt under the last commands, checking contact at substeps."""
+        commands = np.zeros((len(self.sim.poses), 3))
+        commands[:len(self.names)] = self.cmd
+        self.sim.step(commands, dt, SUBSTEPS)
         self.t += dt
-
-    def check_contact(self, ahead=0.0):
-        """
-        Update min_gap: the smallest distance between two robots minus their radii.
-
-        Also min_wall_gap and min_walker_gap (walkers where they are ``ahead`` [s] from now).
-        """
-        xy = self.pose[:, :2]
-        d = np.linalg.norm(xy[:, None] - xy[None], axis=-1) - (self.radii[:, None]
-                                                               + self.radii[None])
-        np.fill_diagonal(d, np.inf)
-        self.min_gap = min(self.min_gap, float(d.min()))
-        if self.walkers:
-            discs, radii = self._walker_discs(ahead)
-            gap = (np.linalg.norm(xy[:, None] - discs[None], axis=-1)
-                   - (self.radii[:, None] + radii[None]))
-            self.min_walker_gap = min(self.min_walker_gap, float(gap.min()))
-        for a, b in self.walls:
-            ab = b - a
-            t = np.clip(((xy - a) @ ab) / (ab @ ab), 0.0, 1.0)
-            dist = np.linalg.norm(xy - (a + t[:, None] * ab), axis=1) - self.radii
-            self.min_wall_gap = min(self.min_wall_gap, float(dist.min()))
 
 
 def run_fleet(context, names, starts, goals, drives, radii, overrides, max_time,
@@ -182,7 +134,6 @@ def run_fleet(context, names, starts, goals, drives, radii, overrides, max_time,
         rig.start(world.odom_pubs + world.goal_pubs + (world.scan_pubs if scanning else []))
         for i, pub in enumerate(world.goal_pubs):
             pub.publish(messages.make_goal(goals[i][0], goals[i][1], frame_id='map'))
-        world.walker_t0 = world.t  # the walkers set off on the scenario's clock from now
         rig.spin_until(lambda: node.controller.has_goal.all())
         arrival = None
         dt = 1.0 / RATE

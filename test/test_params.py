@@ -1,9 +1,11 @@
-"""Tests of orca_nav.params: the table, the pure validator and the resolver (no ROS node)."""
+"""Tests of the parameter table (orca_nav.control.parameters): validator, resolver; no node."""
 
 import dataclasses
 
 import numpy as np
-from orca_nav.control.config import FleetConfig
+from orca_nav.control.config import FleetConfig, navigation_config, people_config
+from orca_nav.control.navigation import NavigationConfig
+from orca_nav.control.people import PeopleConfig
 from orca_nav.ros import params as P
 import pytest
 
@@ -127,12 +129,108 @@ def test_safety_margin_per_robot_negative_is_the_fleet_value_and_zero_is_zero():
     assert fleet.max_coordinate == 1e5
 
 
-def test_a_fleet_config_built_without_ros_has_the_nodes_defaults():
-    """Every FleetConfig default equals what the node resolves from its default parameters."""
-    node = P.resolve(P.defaults(['a'])).fleet
-    plain = FleetConfig.uniform(['a'])
+def _same_config(a, b, skip=()):
+    """Assert two FleetConfigs are equal field by field (arrays with their dtypes)."""
     for f in dataclasses.fields(FleetConfig):
-        if f.default is dataclasses.MISSING or f.name in ('reciprocate', 'pose_source'):
-            continue  # required, or None for "as the fleet value" (resolved per robot)
-        ours, theirs = getattr(plain, f.name), getattr(node, f.name)
-        assert np.all(np.asarray(ours) == np.asarray(theirs)), (f.name, ours, theirs)
+        if f.name in skip:
+            continue
+        ours, theirs = getattr(a, f.name), getattr(b, f.name)
+        assert (ours is None) == (theirs is None), f.name
+        if ours is not None:
+            assert np.array_equal(np.asarray(ours), np.asarray(theirs)), (f.name, ours, theirs)
+            assert np.asarray(ours).dtype == np.asarray(theirs).dtype, f.name
+
+
+def test_a_fleet_config_has_no_defaults_of_its_own():
+    """Every FleetConfig field comes from the parameter table (no dataclass default)."""
+    for f in dataclasses.fields(FleetConfig):
+        assert f.default is dataclasses.MISSING, f.name
+        assert f.default_factory is dataclasses.MISSING, f.name
+
+
+@pytest.mark.parametrize('robots, observed, given', [
+    (['a'], [], {}),
+    (['a', 'b'], ['a', 'c'], {'radius': 0.3, 'b.radius': 0.4, 'b.drive': 'differential',
+                              'c.safety_margin': 0.0, 'max_accel': 1.0, 'b.max_accel': 0.5,
+                              'a.avoidance_weight': 1.0, 'groups_to_ignore': ['g'],
+                              'c.avoidance_group': 'g', 'scan_enabled': True,
+                              'track_gate': 0.5, 'observed_reciprocate': True,
+                              'c.odom_offset': [1.0, 2.0, 0.5], 'pref_speed': 0.3,
+                              'route_margin': 0.2, 'rate': 20.0}),
+])
+def test_a_fleet_config_built_without_ros_is_what_the_node_runs(robots, observed, given):
+    """
+    FleetConfig.from_params gives field for field the node's config.
+
+    The node resolves its declared values; defaults and overrides alike, and observed robots
+    that are commanded are dropped in both.
+    """
+    cfg = FleetConfig.from_params(robots, observed, **given)
+    values = P.defaults(robots, P.without_commanded(robots, observed), given)
+    assert P.validate(values) is None
+    _same_config(cfg, P.resolve(values).fleet)
+    assert cfg.names == tuple(robots) + tuple(P.without_commanded(robots, observed))
+
+
+def test_from_params_refuses_unknown_names_and_bad_values():
+    """An unknown name gets the nearest one; a bad value the validator's reason."""
+    with pytest.raises(ValueError, match="'radious' is not a parameter.*'radius'"):
+        FleetConfig.from_params(['a'], radious=0.3)
+    with pytest.raises(ValueError, match='radius must be between'):
+        FleetConfig.from_params(['a'], radius=-1.0)
+
+
+def test_uniform_is_the_nodes_config_with_reciprocate_and_pose_source_open():
+    """FleetConfig.uniform: the node's defaults; reciprocate and pose_source None (tests)."""
+    _same_config(FleetConfig.uniform(['a', 'b'], 1), FleetConfig.from_params(['a'], ['b']),
+                 skip=('reciprocate', 'pose_source'))
+    plain = FleetConfig.uniform(['a'], radius=0.3, drive='differential', period=0.25)
+    assert plain.reciprocate is None and plain.pose_source is None
+    assert plain.radius.tolist() == [0.3] and plain.lookahead.tolist() == [0.1]
+    assert plain.period == 0.25
+
+
+def test_the_other_configs_defaults_are_the_tables():
+    """The route and tracking configs' own defaults equal the table's."""
+    values = P.defaults(['a'])
+    assert navigation_config(values) == NavigationConfig()
+    assert people_config(values) == PeopleConfig()
+
+
+def test_table_rows_are_not_restated():
+    """Each per-robot override is derived from its fleet row: same type, range from it."""
+    for spec in P.ROBOT_PARAMS:
+        if spec.robot_only:
+            assert spec.name not in P.FLEET_BY_NAME, spec.name
+            continue
+        fleet = P.FLEET_BY_NAME[spec.name]
+        assert spec.type == fleet.type and spec.read_only == fleet.read_only, spec.name
+        assert spec.default == fleet.per_robot, spec.name
+        assert P.check_robot_value(spec.name, spec.name, spec.default) is None, spec.name
+        assert P.check_robot_value(spec.name, spec.name, fleet.default) is None, spec.name
+
+
+@pytest.mark.parametrize('change, message', [
+    ({'r1.radius': 0.005}, 'r1.radius must be between 0.01 and 10.0'),
+    ({'r1.safety_margin': -0.5}, 'r1.safety_margin must be between 0.0 and 5.0'),
+    ({'r1.avoidance_weight': -0.5}, '(or -1.0: the fleet value)'),
+    ({'r1.radius': False}, 'r1.radius must be a number'),
+])
+def test_an_override_is_unset_or_a_value_the_fleet_parameter_takes(change, message):
+    """Between "unset" and the fleet's range nothing is accepted (no second unset spelling)."""
+    values = base()
+    values.update(change)
+    error = P.validate(values)
+    assert error is not None and message in error, error
+
+
+def test_unset_is_converted_once_to_the_fleet_value():
+    """Each unset spelling gives the fleet value (robot_values), anything else itself."""
+    values = base(('a', 'b'))
+    values.update({'radius': 0.3, 'b.radius': 0.0, 'safety_margin': 0.1, 'a.safety_margin': 0.0,
+                   'drive': 'differential', 'a.drive': '', 'groups_to_ignore': ['x'],
+                   'b.groups_to_ignore': []})
+    assert P.robot_values(values, ['a', 'b'], 'radius') == [0.3, 0.3]
+    assert P.robot_values(values, ['a', 'b'], 'safety_margin') == [0.0, 0.1]
+    assert P.robot_values(values, ['a', 'b'], 'drive') == ['differential'] * 2
+    assert P.robot_values(values, ['a', 'b'], 'groups_to_ignore') == [['x'], ['x']]

@@ -1,20 +1,22 @@
 """
 People only the scans show, with the controller in the loop (no DDS).
 
-The ring_walker scenario in a lock-stepped world: six robots swap through a ring while a walker
-the controller is not told about crosses it at 0.5 m/s. The scans (360 beams, 0.01 m noise,
-ray-cast from the true poses) show the walker as a disc. Without tracking the robots avoid
-where the walker was and touch it; with the people tracker they avoid where it is going.
+The ring_walker scenario in a lock-stepped world (orca_nav.sim.world.World): six robots swap
+through a ring while a walker the controller is not told about crosses it at 0.5 m/s. The
+scans (360 beams, 0.01 m noise, ray-cast from the true poses) show the walker as a disc.
+Without tracking the robots avoid where the walker was and touch it; with the people tracker
+they avoid where it is going.
 """
+
+from dataclasses import replace
 
 import numpy as np
 from orca_nav.control import FleetConfig, FleetController, FleetInputs, RobotState
 from orca_nav.control.navigation import NavigationConfig
 from orca_nav.control.people import PeopleConfig
 from orca_nav.control.scan_memory import ScanInput
-from orca_nav.core.raycast import cast_rays
-from orca_nav.sim.node import drive_walkers, integrate
 from orca_nav.sim.scenarios import load_scenario, walker_pose
+from orca_nav.sim.world import Scanner, World
 import pytest
 
 from test_navigation import InlineExecutor  # noqa: I100 -- test/ is on sys.path
@@ -38,24 +40,19 @@ def run_walker_world(name, drive, track, seed=0, timeout=60.0, goal_time=0.0, pe
     robots = np.flatnonzero(~walkers)
     n = len(robots)
     rows = [s.robots[i] for i in robots]
-    cfg = FleetConfig(
-        names=tuple(r.name for r in rows), n_controlled=n, radius=s.radii[robots],
-        max_speed=np.array([r.max_speed for r in rows]),
+    cfg = replace(
+        FleetConfig.uniform([r.name for r in rows], drive=drive, lookahead_distance=0.1),
+        radius=s.radii[robots], max_speed=np.array([r.max_speed for r in rows]),
         max_angular_speed=np.array([r.max_angular_speed for r in rows]),
-        pref_speed=np.array([r.max_speed for r in rows]),
-        differential=np.full(n, drive == 'differential'),
-        lookahead=np.full(n, 0.1 if drive == 'differential' else 0.0),
-        odom_offset=np.zeros((n, 3)), period=0.1, safety_margin=0.05, scan_enabled=True,
-        latency_compensation=False,
+        pref_speed=np.array([r.max_speed for r in rows]), period=0.1, safety_margin=0.05,
+        scan_enabled=True, latency_compensation=False,
         people=(people or PeopleConfig()) if track else None)
     ctrl = FleetController(cfg, NavigationConfig(), InlineExecutor())
-    rng = np.random.default_rng(seed)
-    beams = -np.pi + 2.0 * np.pi / BEAMS * np.arange(BEAMS)
-    walls = s.obstacle_segments()
-    pose = s.starts.copy()
+    world = World(s, Scanner(BEAMS, 0.05, 6.0, noise=0.01), seed=seed)
+    pose = world.poses   # moved in place by the world
     applied = np.zeros((n, 3))
     inputs = FleetInputs.empty(n)
-    worst, seen, k = np.inf, 0, 0
+    seen, k = 0, 0
     result = None
     while k * DT < timeout:
         t = k * DT
@@ -66,14 +63,8 @@ def run_walker_world(name, drive, track, seed=0, timeout=60.0, goal_time=0.0, pe
                                     yaw_rate=applied[j, 2])
         if k % 5 == 2:  # scans every 0.1 s, between the ticks
             for j, i in enumerate(robots):
-                others = np.arange(len(pose)) != i
-                ranges = cast_rays(pose[i, :2], pose[i, 2] + beams, 6.0, walls,
-                                   pose[others, :2], s.radii[others])
-                hit = np.isfinite(ranges)
-                ranges = np.where(hit, np.clip(ranges + rng.normal(0.0, 0.01, BEAMS), 0.05,
-                                               6.0), ranges)
-                inputs.scans.append(ScanInput(j, ranges, -np.pi, 2.0 * np.pi / BEAMS, 0.05,
-                                              6.0, t))
+                inputs.scans.append(ScanInput(j, world.scan_ranges(i), -np.pi,
+                                              2.0 * np.pi / BEAMS, 0.05, 6.0, t))
         if k * DT >= goal_time and not ctrl.has_goal.any():
             for j, robot in enumerate(rows):
                 ctrl.set_goal(j, *robot.goal)
@@ -89,15 +80,10 @@ def run_walker_world(name, drive, track, seed=0, timeout=60.0, goal_time=0.0, pe
                 break
         twists = np.zeros((len(pose), 3))
         twists[robots] = applied
-        drive_walkers(s, pose, twists, t, DT)
-        for i in range(len(pose)):
-            pose[i] = integrate(pose[i], *twists[i], DT)
-        for w in np.flatnonzero(walkers):
-            gap = np.hypot(*(pose[robots, :2] - pose[w, :2]).T) - s.radii[robots] - s.radii[w]
-            worst = min(worst, gap.min())
+        world.step(twists, DT)   # the walkers walk their paths on the world's clock
         k += 1
     arrived = int((np.hypot(*(pose[robots, :2] - s.goals[robots]).T) <= 0.1 + 1e-6).sum())
-    return worst, arrived, seen
+    return world.min_walker_gap, arrived, seen
 
 
 def _track_errors(scenario, moving, t, dt=0.01):

@@ -13,9 +13,10 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 import numpy as np
-from orca_nav.core import agent_neighbors, compute_velocities, Simulation
-from orca_nav.core.orca import solve_all
+from orca_nav.core import agent_neighbors, compute_velocities
+from orca_nav.core.orca import AgentRows, Horizons, NearObstacles, solve_all
 from orca_nav.testing.scenes import crowd_with_obstacles
+from orca_nav.testing.simulation import Simulation
 import pytest
 
 FAST = settings(max_examples=150, deadline=None, derandomize=True)
@@ -253,9 +254,10 @@ def test_kernel_with_default_shares_gives_the_same_bits(guard):
         n = pos.shape[0]
         nbrs = agent_neighbors(pos, 4.0, 6)
         offsets, edges = obstacles.neighbors(pos, 2.0 * max_speed + radius)
-        geometry = (pos, vel, pref, radius, max_speed, nbrs, offsets, edges, obstacles.point,
-                    obstacles.next, obstacles.prev, obstacles.unit_dir, obstacles.convex, 0.25,
-                    3.0, 2.0)
+        geometry = (tuple(AgentRows(pos, vel, pref, radius, max_speed, nbrs)),
+                    tuple(NearObstacles(offsets, edges, obstacles.point, obstacles.next,
+                                        obstacles.prev, obstacles.unit_dir, obstacles.convex)),
+                    tuple(Horizons(0.25, 3.0, 2.0)))
         defaults = (np.full(n, 0.5), np.zeros(n, bool), np.zeros(n, np.int64),
                     np.zeros((n, 1), bool))
         results = []

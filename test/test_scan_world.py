@@ -1,25 +1,27 @@
 """
 Walls only the laser shows, and late odometry and commands, with the controller in the loop.
 
-A small discrete-time world without DDS: the simulator integrates at SIM_DT, publishes odometry
-(stamped when it was measured) at ODOM_PERIOD and 360-beam scans ray-cast from the true poses
-(the walls and the other robots as discs, Gaussian range noise) at SCAN_PERIOD, half a control
-period out of phase with the controller's ticks. The controller gets no map: it learns the wall
-from the scans. Delays model a late odometry (``odom_delay``: it arrives, correctly stamped,
-that much after it was measured) and a late command (``cmd_delay``: it takes effect that much
-after the tick that computed it). Contact is judged on the true radii.
+A small discrete-time world without DDS: the simulator's World (orca_nav.sim.world) moves the
+robots at SIM_DT; the controller gets odometry (stamped when it was measured) at ODOM_PERIOD
+and 360-beam scans ray-cast from the true poses (the walls and the other robots as discs,
+Gaussian range noise) at SCAN_PERIOD, half a control period out of phase with its ticks. The
+controller gets no map: it learns the wall from the scans. Delays model a late odometry
+(``odom_delay``: it arrives, correctly stamped, that much after it was measured) and a late
+command (``cmd_delay``: it takes effect that much after the tick that computed it). Contact is
+judged on the true radii.
 """
+
+from dataclasses import replace
 
 import numpy as np
 from orca_nav.control import FleetConfig, FleetController, FleetInputs, RobotState
 from orca_nav.control.navigation import NavigationConfig
 from orca_nav.control.scan_memory import ScanInput
 from orca_nav.core.grid import GridMap
-from orca_nav.core.raycast import cast_rays
 from orca_nav.sim.maps import scenario_grid
-from orca_nav.sim.node import integrate
 from orca_nav.sim.processes import SAFETY_MARGIN
 from orca_nav.sim.scenarios import load_scenario
+from orca_nav.sim.world import Scanner, World
 import pytest
 
 from test_navigation import InlineExecutor  # noqa: I100 -- test/ is on sys.path
@@ -47,27 +49,20 @@ def run_world(scenario, drive, *, seed=0, scan_noise=0.01, map_time=None, scans=
     """
     s = scenario.with_drive(drive)
     n = len(s.robots)
-    rng = np.random.default_rng(seed)
-    cfg = FleetConfig(names=tuple(s.names), n_controlled=n, radius=s.radii,
-                      max_speed=np.array([r.max_speed for r in s.robots]),
-                      max_angular_speed=np.array([r.max_angular_speed for r in s.robots]),
-                      pref_speed=np.array([r.max_speed for r in s.robots]),
-                      differential=np.full(n, drive == 'differential'),
-                      lookahead=np.full(n, 0.1 if drive == 'differential' else 0.0),
-                      odom_offset=np.zeros((n, 3)), period=PERIOD, safety_margin=margin,
-                      scan_enabled=scans, **(knobs or {}))
+    cfg = replace(FleetConfig.uniform(s.names, drive=drive, lookahead_distance=0.1),
+                  radius=s.radii, max_speed=np.array([r.max_speed for r in s.robots]),
+                  max_angular_speed=np.array([r.max_angular_speed for r in s.robots]),
+                  pref_speed=np.array([r.max_speed for r in s.robots]), period=PERIOD,
+                  safety_margin=margin, scan_enabled=scans, **(knobs or {}))
     ctrl = FleetController(cfg, NavigationConfig(), InlineExecutor())
     for i, goal in enumerate(s.goals):
         ctrl.set_goal(i, *goal)
-    walls = s.obstacle_segments()
-    beams = -np.pi + 2.0 * np.pi / BEAMS * np.arange(BEAMS)
-    pose = s.starts.copy()
+    world = World(s, Scanner(BEAMS, RANGE_MIN, RANGE_MAX, scan_noise), seed=seed)
+    pose = world.poses                # moved in place by the world
     applied = np.zeros((n, 3))        # command in effect [body vx, vy, wz]
     pending = []                      # (time it takes effect, command)
     odom_queue = []                   # (time it arrives, stamp, poses, twists)
     inputs = FleetInputs.empty(n)
-    iu, ju = np.triu_indices(n, 1)
-    min_gap = min_wall = np.inf
     steps_per_tick = int(round(PERIOD / SIM_DT))
     next_odom = next_scan = 0.0
     next_scan = SCAN_PHASE
@@ -87,13 +82,7 @@ def run_world(scenario, drive, *, seed=0, scan_noise=0.01, map_time=None, scans=
                                     yaw_rate=twists[i, 2])
         if scans and t >= next_scan - 1e-9:
             for i in range(n):
-                others = np.arange(n) != i
-                ranges = cast_rays(pose[i, :2], pose[i, 2] + beams, RANGE_MAX, walls,
-                                   pose[others, :2], s.radii[others])
-                hit = np.isfinite(ranges)
-                noisy = np.clip(ranges + rng.normal(0.0, scan_noise, BEAMS), RANGE_MIN,
-                                RANGE_MAX) if scan_noise else ranges
-                new_scans.append(ScanInput(robot=i, ranges=np.where(hit, noisy, np.inf),
+                new_scans.append(ScanInput(robot=i, ranges=world.scan_ranges(i),
                                            angle_min=-np.pi, angle_increment=2 * np.pi / BEAMS,
                                            range_min=RANGE_MIN, range_max=RANGE_MAX, time=t))
             next_scan += SCAN_PERIOD
@@ -109,17 +98,12 @@ def run_world(scenario, drive, *, seed=0, scan_noise=0.01, map_time=None, scans=
             pending.append((t + cmd_delay, result.commands.copy()))
         while pending and pending[0][0] <= t + 1e-9:
             applied = pending.pop(0)[1]
-        for i in range(n):
-            pose[i] = integrate(pose[i], *applied[i], SIM_DT)
-        d = np.hypot(*(pose[iu, :2] - pose[ju, :2]).T) - s.radii[iu] - s.radii[ju]
-        min_gap = min(min_gap, d.min())
-        if len(walls):
-            min_wall = min(min_wall, (s.obstacle_distance(pose[:, :2]) - s.radii).min())
+        world.step(applied, SIM_DT)
         if trace is not None:
             trace(t + SIM_DT, pose, ctrl)
         k += 1
     arrived = np.hypot(*(pose[:, :2] - s.goals).T) <= 0.1 + 1e-6
-    return arrived, min_gap, min_wall, k * SIM_DT
+    return arrived, world.min_gap, world.min_wall_gap, k * SIM_DT
 
 
 @pytest.mark.parametrize('drive', DRIVES)

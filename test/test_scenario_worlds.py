@@ -2,12 +2,13 @@
 Every shipped scenario, both drives, with the fleet controller in the loop (no DDS).
 
 The controller gets the map the simulator would publish (orca_nav.sim.maps.scenario_grid) and
-plans routes synchronously; the robots follow their commands exactly (the simulator's
-kinematics) for one control period at a time. Contact is judged on the true radii against the
-scenario's own geometry, while the controller plans with the demo's safety margin, as in
-``python -m orca_nav.demo``. The same scenarios run end to end over DDS in test_demo.py.
-Walkers walk their scripted paths as in the simulator, but this world has no scans, so the
-controller cannot see them: they are neither robots to arrive nor judged for contact here.
+plans routes synchronously; the robots follow their commands exactly for one control period
+at a time in the simulator's own world (orca_nav.sim.world.World, which judges contact too).
+Contact is judged on the true radii against the scenario's own geometry, while the controller
+plans with the demo's safety margin, as in ``python -m orca_nav.demo``. The same scenarios run
+end to end over DDS in test_demo.py. Walkers walk their scripted paths as in the simulator,
+but this world has no scans, so the controller cannot see them: they are neither robots to
+arrive nor judged for contact here.
 """
 
 import dataclasses
@@ -20,9 +21,9 @@ from orca_nav.core.grid import GridMap
 from orca_nav.ros import params as P
 from orca_nav.sim.maps import scenario_grid
 from orca_nav.sim.metrics import compute_metrics
-from orca_nav.sim.node import drive_observed, drive_walkers, integrate
 from orca_nav.sim.processes import node_params
 from orca_nav.sim.scenarios import available_scenarios, CONTACT_TOLERANCE, load_scenario
+from orca_nav.sim.world import World
 import pytest
 
 from test_navigation import InlineExecutor  # noqa: I100 -- test/ is on sys.path
@@ -34,11 +35,9 @@ SUBSTEPS = 5       # contact checks per period
 ROUTED = ('maze', 'office', 'office_mapfile', 'shelf', 'two_rooms', 'u_pocket', 'warehouse')
 QUICK = ('shelf', 'two_rooms', 'u_pocket')
 # Passages one robot fits through (0.15-0.2 m wider than a robot): routes through them exist
-# since routes are planned with costs, and holonomic robots pass. A differential robot's ORCA
-# disc (radius + safety_margin + lookahead_distance, 0.35 m) is wider than half the passage
-# (0.275-0.3 m), so ORCA keeps it off the jambs in front of it: those runs wait for the local
-# avoidance's margins to yield in narrow places (with lookahead_distance 0.02 m they pass:
-# test_narrow_passages_with_a_short_lookahead).
+# since routes are planned with costs. A differential robot's ORCA disc (radius +
+# lookahead_distance against walls, 0.3 m) is wider than half the passage (0.275-0.3 m): its
+# point ahead yields there (control/passages.py), so both drives pass with the node's defaults.
 NARROW = ('narrow_aisles', 'narrow_door', 'single_lane')
 
 
@@ -80,7 +79,6 @@ def run_world(scenario, drive, fleet=None, **params):
     settings = P.resolve(values)
     row = np.array([s.names.index(name) for name in settings.names])  # node row -> scenario
     c = settings.n_controlled
-    robots = np.flatnonzero(~s.walkers)   # scenario rows of the robots the node knows
     data, width, height, resolution, origin = scenario_grid(s)
     grid = GridMap.from_occupancy(data, width, height, resolution, origin)
     config = settings.fleet if fleet is None else dataclasses.replace(settings.fleet, **fleet)
@@ -88,14 +86,12 @@ def run_world(scenario, drive, fleet=None, **params):
     ctrl.set_map(grid)
     for k in range(c):
         ctrl.set_goal(k, *s.goals[row[k]])
-    pose = s.starts.copy()
+    world = World(s)
     inputs = FleetInputs.empty(len(row))
     cmd = np.zeros((n, 3))
-    min_gap = min_wall = np.inf
-    iu, ju = (robots[k] for k in np.triu_indices(len(robots), 1))
-    t = 0.0
     poses, commands = [], []
-    while t < s.timeout:
+    while world.time < s.timeout:
+        t, pose = world.time, world.poses
         for k in range(len(row)):
             i = row[k]
             inputs.set_odometry(k, x=pose[i, 0], y=pose[i, 1], yaw=pose[i, 2], time=t,
@@ -103,35 +99,21 @@ def run_world(scenario, drive, fleet=None, **params):
         result = ctrl.step(inputs, t)
         cmd = np.zeros((n, 3))
         cmd[row[:c]] = result.commands
-        drive_observed(s, pose, cmd, PERIOD)
-        drive_walkers(s, pose, cmd, t, PERIOD)
+        cmd = world.drive(cmd, PERIOD)   # observed robots and walkers: their own twists
         poses.append(pose.copy())
         commands.append(cmd.copy())
         if (all(state == RobotState.REACHED for state in result.states)
                 and np.allclose(pose[s.observed, :2], s.goals[s.observed])):
             break
-        for _ in range(SUBSTEPS):
-            for i in range(n):
-                pose[i] = integrate(pose[i], *cmd[i], PERIOD / SUBSTEPS)
-            d = np.hypot(*(pose[iu, :2] - pose[ju, :2]).T) - s.radii[iu] - s.radii[ju]
-            min_gap = min(min_gap, d.min()) if len(robots) > 1 else min_gap
-            min_wall = min(min_wall, (s.obstacle_distance(pose[robots, :2])
-                                      - s.radii[robots]).min())
-        t += PERIOD
+        world.advance(PERIOD, SUBSTEPS)
+    pose = world.poses
     arrived = (np.hypot(*(pose[:, :2] - s.goals).T) <= 0.1 + 1e-6) | s.walkers
-    return WorldRun(arrived, min_gap, min_wall, t, np.array(poses), np.array(commands))
-
-
-NARROW_XFAIL = pytest.mark.xfail(
-    reason="ORCA keeps a differential robot's disc grown by safety_margin + lookahead_distance "
-    'off the walls: wider than half the passage', strict=False)
+    return WorldRun(arrived, world.min_gap, world.min_wall_gap, world.time, np.array(poses),
+                    np.array(commands))
 
 
 def _marks(name, drive):
-    marks = [] if name in QUICK else [pytest.mark.slow]
-    if name in NARROW and drive == 'differential':
-        marks.append(NARROW_XFAIL)
-    return marks
+    return [] if name in QUICK else [pytest.mark.slow]
 
 
 CASES = [pytest.param(name, drive, marks=_marks(name, drive))
@@ -179,14 +161,15 @@ def test_without_routes_the_shelf_blocks_every_robot():
                            InlineExecutor())
     for i, goal in enumerate(s.goals):
         ctrl.set_goal(i, *goal)
-    pose, inputs = s.starts.copy(), FleetInputs.empty(n)
+    world, inputs = World(s, track_contacts=False), FleetInputs.empty(n)
+    pose = world.poses
     for k in range(300):
         for i in range(n):
             inputs.set_odometry(i, x=pose[i, 0], y=pose[i, 1], yaw=pose[i, 2], time=k * PERIOD)
-        cmd = ctrl.step(inputs, k * PERIOD).commands
-        step = np.array([integrate(pose[i], *cmd[i], PERIOD) for i in range(n)])
-        # The world's walls stop a robot: it does not move into them.
-        blocked = s.obstacle_distance(step[:, :2]) < s.radii
-        pose = np.where(blocked[:, None], pose, step)
+        before = pose.copy()
+        world.step(ctrl.step(inputs, k * PERIOD).commands, PERIOD)
+        # The walls stop a robot here: it does not move into them.
+        blocked = s.obstacle_distance(pose[:, :2]) < s.radii
+        pose[blocked] = before[blocked]
     assert not (np.hypot(*(pose[:, :2] - s.goals).T) <= 0.1).any()
     assert ROUTED  # the routed scenarios above are the ones that need maps

@@ -12,9 +12,9 @@ import numpy as np
 from orca_nav.core.raycast import cast_rays
 from orca_nav.ros.params import FLEET_BY_NAME
 from orca_nav.sim.maps import scenario_grid
-from orca_nav.sim.node import (clamp_command, drive_walkers, integrate, MAP_QOS, MAP_TOPIC,
-                               SimNode)
+from orca_nav.sim.node import MAP_QOS, MAP_TOPIC, SimNode
 from orca_nav.sim.scenarios import load_scenario, scenario_from_dict, ScenarioError
+from orca_nav.sim.world import clamp_command, integrate, World
 import pytest
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
@@ -229,9 +229,9 @@ def test_scan_ranges_match_the_geometry(harness):
 def test_scan_noise_is_seeded(harness):
     h1 = harness(scan_noise=0.02, seed=5)
     h2 = harness(scan_noise=0.02, seed=5)
-    r1, r2 = h1.sim.scan_ranges(0), h2.sim.scan_ranges(0)
+    r1, r2 = h1.sim.world.scan_ranges(0), h2.sim.world.scan_ranges(0)
     assert np.array_equal(r1, r2)
-    clean = _expected_ranges(np.zeros(2), math.radians(30.0) + h1.sim.beam_offsets, 6.0)
+    clean = _expected_ranges(np.zeros(2), math.radians(30.0) + h1.sim.world.beam_offsets, 6.0)
     finite = np.isfinite(clean)
     assert 0.005 < np.std(r1[finite] - clean[finite]) < 0.05
 
@@ -345,11 +345,11 @@ def test_scans_see_the_walls_of_a_map_file():
         Parameter('scenario', value='office_mapfile'), Parameter('scan_beams', value=36),
         Parameter('publish_map', value=False)])
     try:
-        ranges = sim.scan_ranges(0)
+        ranges = sim.world.scan_ranges(0)
         pose = scenario.starts[0]
         walls = scenario.grid_map().wall_segments()
         others = scenario.starts[1:, :2]
-        expected = cast_rays(pose[:2], pose[2] + sim.beam_offsets, 6.0, walls, others,
+        expected = cast_rays(pose[:2], pose[2] + sim.world.beam_offsets, 6.0, walls, others,
                              scenario.radii[1:])
         assert np.array_equal(ranges, expected)
         # b0 starts in a 3.8 x 3.3 m room: every beam hits a wall or a door edge within 6 m,
@@ -365,17 +365,17 @@ def test_scans_see_the_walls_of_a_map_file():
 # --- walkers ----------------------------------------------------------------------------------
 
 def _walk(scenario, duration, dt=0.02, twists=None):
-    """Step drive_walkers + integrate; return {t rounded to ms: (poses, twists)} of every step."""
-    poses = scenario.starts.copy()
-    twists = np.zeros((len(poses), 3)) if twists is None else twists
-    out = {0.0: (poses.copy(), twists.copy())}
-    for k in range(int(round(duration / dt))):
-        t = k * dt
-        drive_walkers(scenario, poses, twists, t, dt)
-        out[round(t, 3)] = (poses.copy(), twists.copy())  # twist and yaw of the step from t
-        for i in range(len(poses)):
-            poses[i] = integrate(poses[i], *twists[i], dt)
-    out[round(duration, 3)] = (poses.copy(), twists.copy())
+    """Step a World of the scenario; return {t rounded to ms: (poses, twists)} of every step."""
+    world = World(scenario, track_contacts=False)
+    commands = np.zeros((len(world.poses), 3)) if twists is None else twists
+    out = {0.0: (world.poses.copy(), world.twists.copy())}
+    for _ in range(int(round(duration / dt))):
+        t = world.time
+        world.drive(commands, dt)
+        # The twist and yaw of the step from t.
+        out[round(t, 3)] = (world.poses.copy(), world.twists.copy())
+        world.advance(dt)
+    out[round(duration, 3)] = (world.poses.copy(), world.twists.copy())
     return out
 
 
@@ -424,13 +424,11 @@ def test_drive_walkers_loops_when_asked_and_depends_on_the_simulated_time_only()
     assert pose[4.0][:2] == pytest.approx((0.0, -3.0), abs=1e-9)   # round again
     assert pose[9.0][:2] == pytest.approx((1.0, -3.0), abs=1e-9)
     # Uneven steps (a late timer) land on the same path points.
-    poses, twists, t = s.starts.copy(), np.zeros((2, 3)), 0.0
+    world = World(s, track_contacts=False)
     for dt in [0.013, 0.1, 0.037] * 30:
-        drive_walkers(s, poses, twists, t, dt)
-        poses[1] = integrate(poses[1], *twists[1], dt)
-        t += dt
-    assert t == pytest.approx(4.5)
-    assert poses[1, :2] == pytest.approx((0.5, -3.0), abs=1e-9)
+        world.step(np.zeros((2, 3)), dt)
+    assert world.time == pytest.approx(4.5)
+    assert world.poses[1, :2] == pytest.approx((0.5, -3.0), abs=1e-9)
 
 
 def test_walkers_have_no_topics_and_appear_in_the_scans(tmp_path):
@@ -451,7 +449,7 @@ def test_walkers_have_no_topics_and_appear_in_the_scans(tmp_path):
         assert {'/a/odom', '/a/scan', '/a/cmd_vel'} <= set(topics)
         assert not [name for name in topics if name.startswith('/w/')], topics
         # The robot's scanner sees the walker's disc straight ahead (beam 18 of 36 at 0 rad).
-        ranges = sim.scan_ranges(0)
+        ranges = sim.world.scan_ranges(0)
         assert ranges[18] == pytest.approx(2.0 - 0.25, abs=1e-9)
         assert np.isinf(ranges[0]) and np.isfinite(ranges).sum() <= 5
         # The ground truth holds both rows and marks the walker.

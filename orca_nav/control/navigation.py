@@ -20,22 +20,14 @@ from dataclasses import dataclass
 import math
 
 import numpy as np
-from orca_nav.core.follow import follow_routes, pack_routes
 from orca_nav.core.routes import DEFAULT_COST_SCALING, LETHAL_TOLERANCE_CELLS
 
+from .following import Following
 from .map_model import MapModel
+from .passages import BUSY, Queues
 from .planning import PlanningWorker
+from .progress import Progress
 from .states import RobotState
-
-
-# Jams (see Navigator._give_way): less progress than JAM_PROGRESS [m] in JAM_TIME [s] with a
-# jammed robot within JAM_DISTANCE [m]; the robot of the higher row then stands aside for
-# YIELD_TIME [s], backing toward a point YIELD_BACK [m] behind it.
-JAM_PROGRESS = 0.2
-JAM_TIME = 3.0
-JAM_DISTANCE = 2.0
-YIELD_TIME = 3.0
-YIELD_BACK = 1.0
 
 
 @dataclass(frozen=True)
@@ -55,21 +47,11 @@ class NavigationConfig:
     route_cost_scaling_factor: float = DEFAULT_COST_SCALING
 
 
-class _Check:
-    """A progress check over C robots: the time and remaining distance of the last progress."""
-
-    def __init__(self, c):
-        self.time = np.full(c, math.inf)
-        self.left = np.full(c, math.inf)
-
-    def restart(self, mask, now, left):
-        """Start counting again for the robots in ``mask`` from ``left`` [m] at ``now``."""
-        self.time[mask] = now
-        self.left[mask] = left[mask] if np.ndim(left) else left
-
-    def progressed(self, now, left, distance):
-        """Return where ``left`` fell by ``distance`` since the check (or the clock went back)."""
-        return (left <= self.left - distance) | (now < self.time)
+def planner_keys(radius, true_radius, cfg):
+    """Return each robot's planner key (planning.make_planner): true radius and costs."""
+    return [(r, p - r + cfg.route_margin, cfg.route_inflation_band,
+             cfg.route_cost_scaling_factor, LETHAL_TOLERANCE_CELLS)
+            for r, p in zip(true_radius.tolist(), radius.tolist())]
 
 
 class Navigator:
@@ -78,8 +60,8 @@ class Navigator:
 
     Per robot i: ``points[i]`` the (K, 2) route followed (None: straight to the goal),
     ``version[i]`` bumped on every change of it (the node republishes the route),
-    ``reason[i]`` why the goal is unreachable ('' when it is not), ``carrot[i]`` the point
-    steered to on the route.
+    ``reason[i]`` why the goal is unreachable or why it waits ('' when neither),
+    ``carrot[i]`` the point steered to on the route.
     """
 
     def __init__(self, radius, config: NavigationConfig = NavigationConfig(), executor=None,
@@ -98,18 +80,18 @@ class Navigator:
         self.points = [None] * c
         self.routed = np.zeros(c, bool)      # points[i] is not None
         self.external = np.zeros(c, bool)    # given from outside (not re-planned)
-        self.segment = np.zeros(c, np.int64)  # segment holding the robot's projection
         self.version = np.zeros(c, np.int64)
         self.request = np.zeros(c, np.int64)  # newest plan request; older answers are dropped
         self.needs_plan = np.zeros(c, bool)  # plan at the next tick (the position is needed)
         self.planning = np.zeros(c, bool)    # a plan is on its way
         self.reason = np.full(c, '', dtype=object)
-        self.carrot = np.full((c, 2), np.nan)
-        self.stuck = np.zeros(c, bool)
+        self.failed = np.zeros(c, bool)      # no route to the goal (reason: the planner's)
+        self.length = np.zeros(c)            # [m] of the route
+        self.queues = Queues(c)              # turns at single-file passages
+        self.following = Following(c)        # carrots, segments, the width of the way
+        self.carrot, self.clearance = self.following.carrot, self.following.clearance
         self.replanned = np.zeros(c, bool)   # a stuck robot's route was planned once more
-        self._progress = _Check(c)           # progress toward the goal (stuck)
-        self._jam = _Check(c)                # progress while near others (jams)
-        self.yield_until = np.full(c, -math.inf)  # [s] standing aside until then
+        self.progress = Progress(c)          # stuck and jams
         self.model = None            # MapModel in use
         self._pending_map = None     # (grid, map id, Future of its wall pieces)
         self._jobs = []              # Futures of plan batches
@@ -117,7 +99,6 @@ class Navigator:
         self.maps_received = 0
         self.plans_done = 0
         self.warnings = []           # (None, text) for the log, taken by the controller
-        self._packed = (None, None)  # (key, packed routes) of the last tick
 
     # --- inputs ----------------------------------------------------------------------------
 
@@ -150,9 +131,9 @@ class Navigator:
     def goal_changed(self, i: int) -> None:
         """Robot i has a new goal (or none): forget its route; plan when a map exists."""
         self._set_route(i, None)
-        self.external[i], self.reason[i] = False, ''
-        self.stuck[i], self.replanned[i] = False, False
-        self._progress.restart(i, math.inf, math.inf)
+        self.external[i], self.reason[i], self.failed[i] = False, '', False
+        self.replanned[i] = False
+        self.progress.forget(i)
         self.needs_plan[i] = self.model is not None or self._pending_map is not None
         self.request[i] += 1
         self.planning[i] = False
@@ -170,8 +151,11 @@ class Navigator:
     def _set_route(self, i, points):
         self.points[i] = points
         self.routed[i] = points is not None
-        self.segment[i] = 0
+        self.following.segment[i] = 0
         self.version[i] += 1
+        self.length[i] = 0.0 if points is None else np.hypot(*np.diff(points, axis=0).T).sum()
+        self.queues.route_changed(i, points, None if self.model is None else self.model.grid,
+                                  self.true_radius[i])
 
     def _replan(self, mask, force=False):
         """
@@ -185,15 +169,8 @@ class Navigator:
         self.needs_plan |= mask
         self.request[mask] += 1
 
-    def _planner_keys(self):
-        """Return each robot's planner key (planning.make_planner): true radius and costs."""
-        cfg = self.config
-        return [(r, p - r + cfg.route_margin, cfg.route_inflation_band,
-                 cfg.route_cost_scaling_factor, LETHAL_TOLERANCE_CELLS)
-                for r, p in zip(self.true_radius.tolist(), self.radius.tolist())]
-
     def _clearances(self):
-        return sorted(set(self._planner_keys()))
+        return sorted(set(planner_keys(self.radius, self.true_radius, self.config)))
 
     # --- one tick --------------------------------------------------------------------------
 
@@ -211,104 +188,51 @@ class Navigator:
         target = np.array(goal, dtype=float)
         remaining = np.hypot(*(target - pos).T)
         states = np.full(len(target), None, dtype=object)
-        unreachable = has_goal & (self.reason != '')
+        unreachable = has_goal & self.failed
         # A robot re-planned (stuck, pushed off its route, a new map) keeps its old route
         # until the new one comes; only a robot without a route waits for one.
-        waiting = has_goal & ~unreachable & (self.planning | self.needs_plan) & ~self.routed
+        unplanned = has_goal & ~unreachable & (self.planning | self.needs_plan) & ~self.routed
         states[unreachable] = RobotState.UNREACHABLE
-        states[waiting] = RobotState.PLANNING
-        target[unreachable | waiting] = pos[unreachable | waiting]
-        steering = has_goal & ~unreachable & ~waiting
+        states[unplanned] = RobotState.PLANNING
+        target[unreachable | unplanned] = pos[unreachable | unplanned]
+        steering = has_goal & ~unreachable & ~unplanned
+        self.clearance[:] = math.inf
         if (steering & self.routed).any():
             self._follow(np.flatnonzero(steering & self.routed), pos, target, remaining)
+        # Single-file passages: a robot whose turn has not come waits clear of the entrance
+        # (its progress is not counted meanwhile).
+        waiting, spots = self.queues.update(now, self.length - remaining, self.true_radius,
+                                            steering & self.routed)
+        target[waiting], states[waiting] = spots[waiting], RobotState.WAITING
+        self.reason[~self.failed] = np.where(waiting, BUSY, '')[~self.failed]
+        self.progress.pause(waiting, now, remaining)
+        steering &= ~waiting
         moving = np.asarray(fresh, bool) & ~np.asarray(reached, bool)
-        states[self._stalled(now, remaining, moving, steering)] = RobotState.STUCK
+        stuck, late = self.progress.stalled(now, remaining, moving, steering,
+                                            self.config.progress_distance,
+                                            self.config.progress_timeout)
+        states[stuck] = RobotState.STUCK
+        if self.model is not None:  # stuck: its route is planned once more (once per goal)
+            again = late & ~self.replanned & ~self.external
+            self.replanned |= again
+            self._replan(again)
         # Only robots on routes give way: without a map the node behaves as plain ORCA.
-        self._give_way(now, pos, target, remaining, moving & steering & self.routed)
+        self._replan(self.progress.give_way(now, pos, target, remaining,
+                                            moving & steering & self.routed,
+                                            self.routed & ~self.external))
         return target, states.tolist()
 
-    def _give_way(self, now, pos, target, remaining, moving):
-        """
-        Break jams: of robots that block each other, all but the first stand aside a while.
-
-        A robot that gained less than JAM_PROGRESS in JAM_TIME is jammed; a jammed robot with a
-        jammed robot of a lower row within JAM_DISTANCE gives way: its preferred velocity is
-        turned round for YIELD_TIME: it backs away from its carrot, the way it came, and
-        the other can pass. A reciprocal deadlock in a passage too narrow for two (common for
-        differential robots, whose ORCA disc is larger) or at a corner then resolves; the
-        lowest row never gives way.
-        """
-        yielding = now < self.yield_until
-        reset = ~moving | yielding | self._jam.progressed(now, remaining, JAM_PROGRESS)
-        self._jam.restart(reset, now, remaining)
-        rows = np.flatnonzero(~reset & (now - self._jam.time >= JAM_TIME))
-        if len(rows):
-            near = np.hypot(*(pos[rows, None] - pos[None, rows]).transpose(2, 0, 1))
-            gives = np.tril(near <= JAM_DISTANCE, -1).any(axis=1)
-            self.yield_until[rows[gives]] = now + YIELD_TIME
-            # Held by a wall, not by a robot (e.g. at a door jamb, off its route): a new route
-            # from where it stands leads round the corner.
-            alone = np.hypot(*(pos[None] - pos[rows, None]).transpose(2, 0, 1))
-            alone = (alone <= JAM_DISTANCE).sum(axis=1) == 1
-            held = np.zeros(len(self.routed), bool)
-            held[rows[~gives & alone]] = True
-            self._replan(held & self.routed & ~self.external)
-            self._jam.restart(rows[gives | (alone & self.routed[rows] & ~self.external[rows])],
-                              now, remaining)
-        back = moving & (now < self.yield_until)
-        if back.any():
-            # Back away from where it was heading: the way it came, clear of the others.
-            away = pos[back] - target[back]
-            norm = np.hypot(*away.T)
-            scale = np.divide(YIELD_BACK, norm, out=np.zeros_like(norm), where=norm > 1e-9)
-            target[back] = pos[back] + away * scale[:, None]
-
     def _follow(self, robots, pos, target, remaining):
-        """Carrots of the robots following routes (one compiled call for all of them)."""
-        key = robots.tobytes() + self.version[robots].tobytes()
-        if key != self._packed[0]:  # routes changed: pack them again
-            self._packed = (key, pack_routes([self.points[i] for i in robots]))
-        points, offsets = self._packed[1]
-        grid = self.model.grid if self.model is not None else None
-        # The carrot is one the robot can drive to straight with its routes' clearance (less
-        # in a narrow passage, as little as the route has there, never less than its disc).
-        carrot, segment, left, lost = follow_routes(
-            points, offsets, self.segment[robots], pos[robots], self.config.route_lookahead,
-            None if grid is None else grid.obstacles,
-            (0.0, 0.0, 0.0) if grid is None else grid.origin,
-            1.0 if grid is None else grid.resolution,
-            self.radius[robots] + self.config.route_margin,
-            None if grid is None else grid.distance_cells(),
-            self.true_radius[robots] + LETHAL_TOLERANCE_CELLS * (
-                1.0 if grid is None else grid.resolution))
-        target[robots] = carrot
-        remaining[robots] = left
-        self.segment[robots] = segment
-        self.carrot[robots] = carrot
+        """Carrots of the robots following routes; plan again those pushed off theirs."""
+        target[robots], remaining[robots], lost = self.following.follow(
+            robots, self.points, self.version, pos,
+            None if self.model is None else self.model.grid, self.config.route_lookahead,
+            self.radius + self.config.route_margin, self.true_radius)
         if self.model is not None:
             # Pushed off its route (e.g. through another door): plan from where it is.
             pushed = np.zeros(len(self.routed), bool)
             pushed[robots[lost]] = True
             self._replan(pushed & ~self.external)
-
-    def _stalled(self, now, remaining, moving, examined):
-        """Progress check of the ``examined`` robots; return where they are stuck (C,) bool."""
-        check = self._progress
-        idle = examined & ~moving
-        check.restart(idle, now, math.inf)
-        self.stuck[idle] = False
-        going = examined & moving
-        progress = going & check.progressed(now, remaining, self.config.progress_distance)
-        check.restart(progress, now, remaining)
-        self.stuck[progress] = False
-        late = going & ~progress & (now - check.time > self.config.progress_timeout)
-        self.stuck[late] = True
-        check.time[late] = now
-        if self.model is not None:
-            again = late & ~self.replanned & ~self.external
-            self.replanned |= again
-            self._replan(again)
-        return examined & self.stuck
 
     def _collect(self):
         """Adopt a finished map (all routes re-planned) and finished plans."""
@@ -341,6 +265,7 @@ class Navigator:
                     continue  # the goal or the map changed meanwhile
                 self.planning[i] = False
                 self.plans_done += 1
+                self.failed[i] = isinstance(result, Exception)
                 if isinstance(result, Exception):
                     self.reason[i] = getattr(result, 'reason', str(result))
                     self._set_route(i, None)
@@ -369,7 +294,8 @@ class Navigator:
         if len(ready):
             self.needs_plan[ready], self.planning[ready] = False, True
             batch = [(i, int(self.request[i]), pos[i].copy(), goal[i].copy()) for i in ready]
-            self._jobs.append(self._worker.submit_plans(batch, self._planner_keys()))
+            keys = planner_keys(self.radius, self.true_radius, self.config)
+            self._jobs.append(self._worker.submit_plans(batch, keys))
 
 
 __all__ = ['NavigationConfig', 'Navigator']

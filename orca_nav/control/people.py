@@ -2,7 +2,7 @@
 Moving things the laser sees (people, robots the node does not know): detected, tracked, avoided.
 
 Each fresh scan's returns that no known robot and no map wall explains are clustered; compact
-clusters are candidate objects (orca_nav.core.tracking.detect_objects). One tracker for the
+clusters are candidate objects (orca_nav.core.detection.detect_objects). One tracker for the
 whole fleet (orca_nav.core.tracking.Tracker) follows them across scans and robots with a
 constant-velocity Kalman filter. A track that keeps moving is handed to the core as an
 immovable agent (the robots take all the avoiding, since a person does not run ORCA) at its
@@ -21,9 +21,10 @@ up to 3 s, and a track is confirmed by two detections ``confirm_time`` apart as 
 from dataclasses import dataclass
 
 import numpy as np
+from orca_nav.core.detection import Detector
 from orca_nav.core.geometry import compose_pose
 from orca_nav.core.scan import outside_discs, scan_to_points
-from orca_nav.core.tracking import detect_objects, Tracker
+from orca_nav.core.tracking import Tracker
 
 # Returns this close [m] to a map wall (occupied cell) are the wall, not an object.
 MAP_WALL_TOLERANCE = 0.15
@@ -76,8 +77,13 @@ class PeopleTracker:
         """Start with no track."""
         self.config = config
         self.tracker = self._new_tracker(config)
+        self.detect = self._new_detector(config)
         self._largest = {}   # track id -> largest radius estimated so far [m]
         self._walked = set()  # ids of the tracks that have been moving
+
+    @staticmethod
+    def _new_detector(config):
+        return Detector(max_diameter=config.max_diameter, split_depth=config.split_depth)
 
     @staticmethod
     def _new_tracker(config):
@@ -92,6 +98,7 @@ class PeopleTracker:
     def reconfigure(self, config: PeopleConfig) -> None:
         """Use new knobs; a change of the tracker's own ones starts it afresh."""
         old, self.config = self.config, config
+        self.detect = self._new_detector(config)
         if self._tracker_knobs(old) != self._tracker_knobs(config):
             self.tracker = self._new_tracker(config)
             self._largest, self._walked = {}, set()  # the new tracker's ids start at 0
@@ -123,9 +130,8 @@ class PeopleTracker:
             others = np.array(present, bool)
             others[i] = False
             keep = self._unexplained(points, poses[k, :, :2], others, radius, grid)
-            centres, radii, partial = detect_objects(
+            centres, radii, partial = self.detect(
                 points[keep], beam[keep], len(scan.ranges), scan.angle_increment, sensor[:2],
-                max_diameter=self.config.max_diameter, split_depth=self.config.split_depth,
                 partial=True)
             self.tracker.update(scan.time, centres, radii, partial, sensor[:2])
 

@@ -19,6 +19,7 @@ class RobotState(str, Enum):
     ACTIVE = 'active'                  # driving to the goal
     REACHED = 'reached'                # within goal_tolerance of the goal: stopped
     STUCK = 'stuck'                    # no progress along the route in progress_timeout
+    WAITING = 'waiting'                # for its turn at a single-file passage (see reason)
     UNREACHABLE = 'unreachable'        # no route to the goal (see the status' reason)
     OBSERVED = 'observed'              # observed robot (neighbour only, never commanded)
 

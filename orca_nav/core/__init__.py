@@ -3,7 +3,7 @@ The ORCA algorithm (RVO2) without ROS: numpy, scipy and a numba JIT only.
 
 Public API::
 
-    from orca_nav.core import Simulation, compute_velocities, Obstacles
+    from orca_nav.core import compute_velocities, Obstacles
     from orca_nav.core import scan_to_segments, cast_rays
 """
 
@@ -14,7 +14,6 @@ from .geometry import compose_pose, point_segment_distance, wrap_angle
 from .obstacles import Obstacles
 from .raycast import cast_rays, polygon_edges, polyline_edges
 from .scan import scan_to_points, scan_to_segments
-from .simulation import Simulation
 from .solver import agent_neighbors, compute_velocities, validate_params
 
 
@@ -25,6 +24,6 @@ def warmup() -> None:
     _tracking.warmup()
 
 
-__all__ = ['Obstacles', 'Simulation', 'agent_neighbors', 'cast_rays', 'compose_pose',
+__all__ = ['Obstacles', 'agent_neighbors', 'cast_rays', 'compose_pose',
            'compute_velocities', 'point_segment_distance', 'polygon_edges', 'polyline_edges',
            'scan_to_points', 'scan_to_segments', 'validate_params', 'warmup', 'wrap_angle']

@@ -105,6 +105,56 @@ def follow_routes(points: ArrayLike, offsets: ArrayLike, segment: ArrayLike,
     return carrot, seg_out, remaining, lost
 
 
+def route_clearance(points: ArrayLike, offsets: ArrayLike, segment: ArrayLike,
+                    positions: ArrayLike, behind: float, ahead: float, distance: np.ndarray,
+                    origin: Sequence[float], resolution: float) -> np.ndarray:
+    """
+    Return the narrowest place of each robot's route near it: how wide its way is there.
+
+    points, offsets, segment, positions : as for ``follow_routes`` (pass the segments it
+    returned); the route is searched from ``behind`` [m] before each robot's projection to
+    ``ahead`` [m] after it. distance : (H, W) the map's distance field [cells] (``GridMap``),
+    with its origin (x, y, yaw) and resolution [m / cell]. Returns (N,) [m]: the least
+    distance from that stretch of route to an occupied cell's edge (half a cell nearer than
+    its centre), inf for a one-point route or off the map. A route through the middle of a
+    door has about half the door's width here.
+
+    >>> import numpy as np
+    >>> occupied = np.zeros((20, 40), bool)
+    >>> occupied[:8, 18:22] = occupied[13:, 18:22] = True  # a wall, a 0.5 m gap
+    >>> from scipy import ndimage
+    >>> field = ndimage.distance_transform_edt(~occupied)
+    >>> points, offsets = pack_routes([np.array([[0.5, 1.05], [3.5, 1.05]])])
+    >>> route_clearance(points, offsets, np.zeros(1, np.int64), np.array([[0.6, 1.05]]),
+    ...                 0.5, 1.0, field, (0.0, 0.0, 0.0), 0.1).round(2).tolist()
+    [0.31]
+    >>> route_clearance(points, offsets, np.zeros(1, np.int64), np.array([[1.5, 1.05]]),
+    ...                 0.5, 1.0, field, (0.0, 0.0, 0.0), 0.1).round(2).tolist()
+    [0.25]
+    """
+    n = len(offsets) - 1
+    out = np.full(n, np.inf)
+    _clearances(np.ascontiguousarray(points, dtype=float), np.asarray(offsets, np.int64),
+                np.asarray(segment, np.int64), np.ascontiguousarray(positions, dtype=float),
+                float(behind), float(ahead), np.ascontiguousarray(distance, dtype=float),
+                float(origin[0]), float(origin[1]), float(origin[2]), 1.0 / float(resolution),
+                out)
+    return np.where(np.isfinite(out), (out - 0.5) * float(resolution), np.inf)
+
+
+@njit(cache=True)
+def _clearances(points, offsets, segment, positions, behind, ahead, distance, ox, oy, yaw,
+                inv_res, out):
+    c, s = math.cos(yaw), math.sin(yaw)
+    for i in range(len(offsets) - 1):
+        first, last = offsets[i], offsets[i + 1]
+        if last - first < 2:
+            continue
+        arc, _, _ = _project(points, first, last, segment[i], positions[i, 0], positions[i, 1])
+        out[i] = _route_clearance(points, first, last, distance, ox, oy, c, s, inv_res,
+                                  arc - behind, arc + ahead)
+
+
 @njit(cache=True)
 def _cell_distance(distance, ox, oy, c, s, inv_res, x, y):
     """Return the distance field [cells] at world point (x, y) [m] (inf off the map)."""
@@ -190,6 +240,34 @@ def _need(points, first, last, distance, ox, oy, c, s, inv_res, arc0, arc1, rad,
 
 
 @njit(cache=True)
+def _project(points, first, last, segment, px, py):
+    """
+    Project (px, py) onto the route points[first:last] (at least two points).
+
+    The nearest segment from ``segment`` on (ties: the earliest). Returns the arc length [m]
+    of the projection, its segment (from the route's start) and the route's length [m].
+    """
+    start = min(max(segment, 0), last - first - 2)
+    best_gap, best_arc, best_seg = np.inf, 0.0, start
+    arc0 = 0.0
+    for k in range(first, last - 1):
+        dx = points[k + 1, 0] - points[k, 0]
+        dy = points[k + 1, 1] - points[k, 1]
+        length2 = dx * dx + dy * dy
+        length = math.sqrt(length2)
+        if k - first >= start:
+            t = 0.0
+            if length2 > 0.0:
+                t = ((px - points[k, 0]) * dx + (py - points[k, 1]) * dy) / length2
+                t = min(max(t, 0.0), 1.0)
+            gap = math.hypot(points[k, 0] + t * dx - px, points[k, 1] + t * dy - py)
+            if gap < best_gap - 1e-9:
+                best_gap, best_arc, best_seg = gap, arc0 + t * length, k - first
+        arc0 += length
+    return best_arc, best_seg, arc0
+
+
+@njit(cache=True)
 def _follow(points, offsets, segment, positions, look, distance, ox, oy, yaw, inv_res, rad,
             low, carrot, remaining, lost):
     c, s = math.cos(yaw), math.sin(yaw)
@@ -202,26 +280,7 @@ def _follow(points, offsets, segment, positions, look, distance, ox, oy, yaw, in
             remaining[i] = math.hypot(points[first, 0] - px, points[first, 1] - py)
             segment[i] = 0
             continue
-        # Projection: the nearest segment from the last one on (ties: the earliest).
-        start = min(max(segment[i], 0), last - first - 2)
-        best_gap, best_arc, best_seg = np.inf, 0.0, start
-        arc0 = 0.0
-        total = 0.0
-        for k in range(first, last - 1):
-            dx = points[k + 1, 0] - points[k, 0]
-            dy = points[k + 1, 1] - points[k, 1]
-            length2 = dx * dx + dy * dy
-            length = math.sqrt(length2)
-            if k - first >= start:
-                t = 0.0
-                if length2 > 0.0:
-                    t = ((px - points[k, 0]) * dx + (py - points[k, 1]) * dy) / length2
-                    t = min(max(t, 0.0), 1.0)
-                gap = math.hypot(points[k, 0] + t * dx - px, points[k, 1] + t * dy - py)
-                if gap < best_gap - 1e-9:
-                    best_gap, best_arc, best_seg = gap, arc0 + t * length, k - first
-            arc0 += length
-            total += length
+        best_arc, best_seg, total = _project(points, first, last, segment[i], px, py)
         segment[i] = best_seg
         remaining[i] = total - best_arc
         target = min(best_arc + look[i], total)

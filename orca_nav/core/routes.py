@@ -341,6 +341,192 @@ def _nearest_free_cell(free: np.ndarray, obstacles: np.ndarray, labels: np.ndarr
     return int(cand_rows[best]), int(cand_cols[best])
 
 
+# --- passages and searches --------------------------------------------------------------------
+
+class Passages:
+    """Names the passage too narrow for a robot between two cells of different components."""
+
+    def __init__(self, grid: GridMap, labels: np.ndarray, lethal: float) -> None:
+        """
+        Remember the map and its free space's components; no passage measured yet.
+
+        Inputs:
+            grid: the map
+            labels: (H, W) int, the free space's component label of every cell (0: blocked)
+            lethal: [m] the centre distance from an obstacle cell that is lethal
+        """
+        self.grid = grid
+        self.labels = labels
+        self.lethal = lethal
+        self._details = {}  # (start label, goal label) -> detail
+
+    def detail(self, start_rc: Tuple[int, int], goal_rc: Tuple[int, int]) -> str:
+        """
+        Return ': the narrowest passage ...' naming what separates two cells, or ''.
+
+        The widest way from one to the other (the path whose nearest obstacle is farthest)
+        is found by bisection on the distance field; its narrowest point is the passage
+        that is too narrow. '' when walls separate the cells (or the start is in a wall).
+        """
+        distance = self.grid.distance_cells()
+        if distance[start_rc] <= 0.0:
+            return ''
+        key = (int(self.labels[start_rc]), int(self.labels[goal_rc]))
+        if key[0] > 0 and key in self._details:
+            return self._details[key]
+        eight = np.ones((3, 3), dtype=bool)
+
+        def joined(level):
+            labels, _ = ndimage.label(distance >= level, structure=eight)
+            return labels[start_rc] == labels[goal_rc] != 0
+
+        top = min(distance[start_rc], distance[goal_rc],
+                  self.lethal / self.grid.resolution + 1.0)
+        levels = np.sqrt(np.arange(1, int(math.ceil(top * top)) + 1))
+        levels = levels[levels <= top]
+        if len(levels) == 0 or not joined(levels[0]):
+            detail = ': walls separate them'
+        else:
+            low, high = 0, len(levels) - 1      # joined at levels[low]
+            while low < high:
+                mid = (low + high + 1) // 2
+                low, high = (mid, high) if joined(levels[mid]) else (low, mid - 1)
+            level = levels[low]
+            mcp = MCP_Geometric(np.where(distance >= level, 1.0, np.inf))
+            mcp.find_costs([goal_rc], ends=[start_rc])
+            cells = np.array(mcp.traceback(start_rc))
+            narrow = cells[int(np.argmin(distance[cells[:, 0], cells[:, 1]]))]
+            x, y = self.grid.cell_to_world(narrow[::-1])[0]
+            resolution = self.grid.resolution
+            width = self._width_at(narrow, level) * resolution
+            need = 2.0 * (self.lethal - 0.5 * resolution)
+            detail = (f': the narrowest passage on the way, near ({x:.2f}, {y:.2f}), is about '
+                      f'{width:.2f} m wide; this robot needs more than {need:.2f} m')
+        if key[0] > 0:
+            self._details[key] = detail
+        return detail
+
+    def _width_at(self, cell: np.ndarray, level: float) -> float:
+        """
+        Return the width [cells] of the passage at a (row, col) cell ``level`` cells from walls.
+
+        Face to face through the cell, along the line from its nearest obstacle cell: the
+        distances to that one and to the first obstacle cell on the other side, less a cell.
+        """
+        obstacles = self.grid.obstacles
+        height, width = obstacles.shape
+        reach = int(math.ceil(level)) + 1
+        r0, c0 = max(cell[0] - reach, 0), max(cell[1] - reach, 0)
+        rows, cols = np.nonzero(obstacles[r0:cell[0] + reach + 1, c0:cell[1] + reach + 1])
+        if len(rows) == 0:
+            return 2.0 * level - 1.0
+        offsets = np.stack([rows + r0 - cell[0], cols + c0 - cell[1]], axis=1)
+        near = offsets[int(np.argmin(np.hypot(*offsets.T)))]
+        away = -near / np.hypot(*near)
+        step = 0.5
+        # A loop over half-cell steps across the passage (a few cells).
+        for k in range(1, int(4 * level / step) + 2):
+            row, col = np.floor(cell + k * step * away + 0.5).astype(np.int64)
+            if not (0 <= row < height and 0 <= col < width) or obstacles[row, col]:
+                far = np.hypot(row - cell[0], col - cell[1])
+                return float(np.hypot(*near) + far - 1.0)
+        return 2.0 * level - 1.0
+
+
+class CostToGo:
+    """
+    Cost-to-go fields toward goal cells and the cheapest cell paths they give; cached per goal.
+
+    Fields:
+        computed: number of cost-to-go fields computed so far (cache misses; on a large map,
+            block-graph fields and full-resolution fallbacks both count)
+        full_grid_fallbacks: routes of a large map that needed the full-resolution field
+            because the block corridor held no path
+    """
+
+    def __init__(self, costs: np.ndarray, resolution: float, cache_size: int,
+                 blocks: Optional[BlockGraph] = None) -> None:
+        """
+        Start with no field computed.
+
+        Inputs:
+            costs: (H, W) float, the cost of crossing each cell (inf where blocked)
+            resolution: [m] per cell
+            cache_size: number of full-resolution cost-to-go fields kept
+            blocks: the block graph of a large map (its corridors are searched first) or None
+        """
+        self.costs = costs
+        self.resolution = resolution
+        self.blocks = blocks
+        self.computed = 0
+        self.full_grid_fallbacks = 0
+        self._cache_size = max(1, int(cache_size))
+        self._fields = OrderedDict()           # goal (row, col) -> (MCP, (H, W) costs [m])
+        self._block_fields = OrderedDict()     # goal block -> (distance, predecessor)
+
+    def cells(self, start_rc: tuple, goal_rc: tuple, labels: np.ndarray) -> np.ndarray:
+        """
+        Return the cheapest (K, 2) (row, col) cell path from start to goal.
+
+        labels : (H, W) the free space's component labels (the corridors stay in one).
+        """
+        # Large map: along the block graph's corridor first.
+        cells = self._coarse_cells(start_rc, goal_rc, labels) if self.blocks is not None else None
+        if cells is None:
+            # Small map, or the corridor missed a detour: the full grid (exact, slower).
+            if self.blocks is not None:
+                self.full_grid_fallbacks += 1
+            cells = self._fine_cells(start_rc, goal_rc)
+        return cells
+
+    def field(self, goal_rc: tuple) -> Tuple[MCP_Geometric, np.ndarray]:
+        """Return (MCP searched from the goal cell, (H, W) read-only cost-to-go [m]); cached."""
+        entry = self._fields.get(goal_rc)
+        if entry is not None:
+            self._fields.move_to_end(goal_rc)
+            return entry
+        mcp = MCP_Geometric(self.costs)
+        costs, _ = mcp.find_costs([goal_rc])
+        costs = costs * self.resolution
+        costs.setflags(write=False)
+        self.computed += 1
+        entry = (mcp, costs)
+        self._fields[goal_rc] = entry
+        limit = max(1, min(self._cache_size, FIELD_CACHE_CELLS // self.costs.size))
+        while len(self._fields) > limit:
+            self._fields.popitem(last=False)
+        return entry
+
+    def _fine_cells(self, start_rc: tuple, goal_rc: tuple) -> np.ndarray:
+        """Return the (K, 2) (row, col) cell path from start to goal on the full grid."""
+        mcp, _ = self.field(goal_rc)
+        return np.array(mcp.traceback(start_rc))[::-1]
+
+    def _block_field(self, goal_node: int) -> Tuple[np.ndarray, np.ndarray]:
+        """Return the block graph's (distance, predecessor) arrays toward a goal block."""
+        entry = self._block_fields.get(goal_node)
+        if entry is not None:
+            self._block_fields.move_to_end(goal_node)
+            return entry
+        entry = self.blocks.field(goal_node)
+        self.computed += 1
+        self._block_fields[goal_node] = entry
+        while len(self._block_fields) > COARSE_CACHE_SIZE:
+            self._block_fields.popitem(last=False)
+        return entry
+
+    def _coarse_cells(self, start_rc: tuple, goal_rc: tuple,
+                      labels: np.ndarray) -> Optional[np.ndarray]:
+        """
+        Return the (K, 2) (row, col) cell path along the block graph's corridor, or None.
+
+        None when the corridor refinement fails (free cells of a block not connected inside
+        the corridor); the caller then searches the full grid.
+        """
+        field = self._block_field(self.blocks.block(goal_rc))
+        return self.blocks.corridor_cells(start_rc, goal_rc, field, labels)
+
+
 # --- the planner ------------------------------------------------------------------------------
 
 class RoutePlanner:
@@ -403,18 +589,24 @@ class RoutePlanner:
                                         self.cost_scaling_factor)
         # [cells] a shortcut keeps at most this from obstacles (more is not asked for).
         self._level_cap = max(self.clearance + self.margin, self._lethal) / resolution + 1e-6
-        self.cost_to_go_computed = 0
-        self.full_grid_fallbacks = 0
-        self._cache_size = max(1, int(cache_size))
-        self._fields = OrderedDict()           # goal (row, col) -> (MCP, (H, W) costs [m])
-        self._block_fields = OrderedDict()     # goal block -> (distance, predecessor)
-        self._passages = {}                    # (start label, goal label) -> no_path detail
+        self._passages = Passages(grid, self._labels, self._lethal)  # no_path details
         self._blocks = None
         factor = coarse_factor(self._lethal, resolution)
         if grid.occupied.size > max_fine_cells and factor >= 2:
             # Large map: the block graph guides the search (built now, with the inflation).
             self._blocks = BlockGraph(self.free, factor, resolution, costs=self.costs,
                                       roomy=roomy, near_cost=1.0 + NEAR_COST)
+        self._search = CostToGo(self.costs, resolution, cache_size, self._blocks)
+
+    @property
+    def cost_to_go_computed(self) -> int:
+        """Cost-to-go fields computed so far (``CostToGo.computed``)."""
+        return self._search.computed
+
+    @property
+    def full_grid_fallbacks(self) -> int:
+        """Routes of a large map that needed the full-resolution field."""
+        return self._search.full_grid_fallbacks
 
     # --- public API ---------------------------------------------------------------------------
 
@@ -481,7 +673,7 @@ class RoutePlanner:
         Errors:
             Unreachable: 'goal_outside_map' or 'goal_in_obstacle'.
         """
-        return self._field(self._goal_cell(np.asarray(goal, dtype=float)))[1]
+        return self._search.field(self._goal_cell(np.asarray(goal, dtype=float)))[1]
 
     # --- cells --------------------------------------------------------------------------------
 
@@ -522,7 +714,7 @@ class RoutePlanner:
                 # Free start in another component than the goal's: walls separate them, or a
                 # passage narrower than the robot.
                 raise Unreachable('no_path', f'no path from {start.tolist()} to the goal'
-                                  + self._passage((int(row), int(col)), goal_rc))
+                                  + self._passages.detail((int(row), int(col)), goal_rc))
             return int(row), int(col)
         # Start squeezed within clearance of a wall (or in it): join the goal's component.
         cell = _nearest_free_cell(self.free, self.grid.obstacles, self._labels,
@@ -531,128 +723,8 @@ class RoutePlanner:
         if cell is None:
             raise Unreachable('no_path', f'start {start.tolist()} is blocked and no free cell '
                               'leading to the goal is near it'
-                              + self._passage((int(row), int(col)), goal_rc))
+                              + self._passages.detail((int(row), int(col)), goal_rc))
         return cell
-
-    def _passage(self, start_rc: Tuple[int, int], goal_rc: Tuple[int, int]) -> str:
-        """
-        Return ': the narrowest passage ...' naming what separates two cells, or ''.
-
-        The widest way from one to the other (the path whose nearest obstacle is farthest)
-        is found by bisection on the distance field; its narrowest point is the passage
-        that is too narrow. '' when walls separate the cells (or the start is in a wall).
-        """
-        distance = self.grid.distance_cells()
-        if distance[start_rc] <= 0.0:
-            return ''
-        key = (int(self._labels[start_rc]), int(self._labels[goal_rc]))
-        if key[0] > 0 and key in self._passages:
-            return self._passages[key]
-        eight = np.ones((3, 3), dtype=bool)
-
-        def joined(level):
-            labels, _ = ndimage.label(distance >= level, structure=eight)
-            return labels[start_rc] == labels[goal_rc] != 0
-
-        top = min(distance[start_rc], distance[goal_rc],
-                  self._lethal / self.grid.resolution + 1.0)
-        levels = np.sqrt(np.arange(1, int(math.ceil(top * top)) + 1))
-        levels = levels[levels <= top]
-        if len(levels) == 0 or not joined(levels[0]):
-            detail = ': walls separate them'
-        else:
-            low, high = 0, len(levels) - 1      # joined at levels[low]
-            while low < high:
-                mid = (low + high + 1) // 2
-                low, high = (mid, high) if joined(levels[mid]) else (low, mid - 1)
-            level = levels[low]
-            mcp = MCP_Geometric(np.where(distance >= level, 1.0, np.inf))
-            mcp.find_costs([goal_rc], ends=[start_rc])
-            cells = np.array(mcp.traceback(start_rc))
-            narrow = cells[int(np.argmin(distance[cells[:, 0], cells[:, 1]]))]
-            x, y = self.grid.cell_to_world(narrow[::-1])[0]
-            resolution = self.grid.resolution
-            width = self._width_at(narrow, level) * resolution
-            need = 2.0 * (self._lethal - 0.5 * resolution)
-            detail = (f': the narrowest passage on the way, near ({x:.2f}, {y:.2f}), is about '
-                      f'{width:.2f} m wide; this robot needs more than {need:.2f} m')
-        if key[0] > 0:
-            self._passages[key] = detail
-        return detail
-
-    def _width_at(self, cell: np.ndarray, level: float) -> float:
-        """
-        Return the width [cells] of the passage at a (row, col) cell ``level`` cells from walls.
-
-        Face to face through the cell, along the line from its nearest obstacle cell: the
-        distances to that one and to the first obstacle cell on the other side, less a cell.
-        """
-        obstacles = self.grid.obstacles
-        height, width = obstacles.shape
-        reach = int(math.ceil(level)) + 1
-        r0, c0 = max(cell[0] - reach, 0), max(cell[1] - reach, 0)
-        rows, cols = np.nonzero(obstacles[r0:cell[0] + reach + 1, c0:cell[1] + reach + 1])
-        if len(rows) == 0:
-            return 2.0 * level - 1.0
-        offsets = np.stack([rows + r0 - cell[0], cols + c0 - cell[1]], axis=1)
-        near = offsets[int(np.argmin(np.hypot(*offsets.T)))]
-        away = -near / np.hypot(*near)
-        step = 0.5
-        # A loop over half-cell steps across the passage (a few cells).
-        for k in range(1, int(4 * level / step) + 2):
-            row, col = np.floor(cell + k * step * away + 0.5).astype(np.int64)
-            if not (0 <= row < height and 0 <= col < width) or obstacles[row, col]:
-                far = np.hypot(row - cell[0], col - cell[1])
-                return float(np.hypot(*near) + far - 1.0)
-        return 2.0 * level - 1.0
-
-    # --- search -------------------------------------------------------------------------------
-
-    def _field(self, goal_rc: tuple) -> Tuple[MCP_Geometric, np.ndarray]:
-        """Return (MCP searched from the goal cell, (H, W) read-only cost-to-go [m]); cached."""
-        entry = self._fields.get(goal_rc)
-        if entry is not None:
-            self._fields.move_to_end(goal_rc)
-            return entry
-        mcp = MCP_Geometric(self.costs)
-        costs, _ = mcp.find_costs([goal_rc])
-        costs = costs * self.grid.resolution
-        costs.setflags(write=False)
-        self.cost_to_go_computed += 1
-        entry = (mcp, costs)
-        self._fields[goal_rc] = entry
-        limit = max(1, min(self._cache_size, FIELD_CACHE_CELLS // self.free.size))
-        while len(self._fields) > limit:
-            self._fields.popitem(last=False)
-        return entry
-
-    def _fine_cells(self, start_rc: tuple, goal_rc: tuple) -> np.ndarray:
-        """Return the (K, 2) (row, col) cell path from start to goal on the full grid."""
-        mcp, _ = self._field(goal_rc)
-        return np.array(mcp.traceback(start_rc))[::-1]
-
-    def _block_field(self, goal_node: int) -> Tuple[np.ndarray, np.ndarray]:
-        """Return the block graph's (distance, predecessor) arrays toward a goal block."""
-        entry = self._block_fields.get(goal_node)
-        if entry is not None:
-            self._block_fields.move_to_end(goal_node)
-            return entry
-        entry = self._blocks.field(goal_node)
-        self.cost_to_go_computed += 1
-        self._block_fields[goal_node] = entry
-        while len(self._block_fields) > COARSE_CACHE_SIZE:
-            self._block_fields.popitem(last=False)
-        return entry
-
-    def _coarse_cells(self, start_rc: tuple, goal_rc: tuple) -> Optional[np.ndarray]:
-        """
-        Return the (K, 2) (row, col) cell path along the block graph's corridor, or None.
-
-        None when the corridor refinement fails (free cells of a block not connected inside
-        the corridor); the caller then searches the full grid.
-        """
-        field = self._block_field(self._blocks.block(goal_rc))
-        return self._blocks.corridor_cells(start_rc, goal_rc, field, self._labels)
 
     def _levels(self, path: np.ndarray) -> np.ndarray:
         """
@@ -676,13 +748,7 @@ class RoutePlanner:
     def _route(self, start: np.ndarray, goal: np.ndarray, goal_rc: tuple) -> Route:
         """Plan one route to a goal whose planning cell is known; raise Unreachable."""
         start_rc = self._start_cell(start, self._labels[goal_rc], goal_rc)
-        # Large map: along the block graph's corridor first.
-        cells = self._coarse_cells(start_rc, goal_rc) if self._blocks is not None else None
-        if cells is None:
-            # Small map, or the corridor missed a detour: the full grid (exact, slower).
-            if self._blocks is not None:
-                self.full_grid_fallbacks += 1
-            cells = self._fine_cells(start_rc, goal_rc)
+        cells = self._search.cells(start_rc, goal_rc, self._labels)
         path = cells[:, ::-1].astype(float)     # (column, row)
         path = np.concatenate([self._cell_coordinates(start)[np.newaxis], path,
                                self._cell_coordinates(goal)[np.newaxis]])

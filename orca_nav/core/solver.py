@@ -1,15 +1,20 @@
 """
 One ORCA step for a whole fleet: arrays in, new velocities out.
 
-This is the function the ROS node calls every tick and the one ``Simulation.step`` wraps::
+``solve`` takes two records, the agents (one row each: ``Agents``) and what they share
+(``SolverSettings``); the fleet controller calls it every tick. ``compute_velocities`` is the
+same call with the records' fields as arguments (RVO2's interface for the scenes,
+orca_nav.testing.simulation.Simulation, wraps it)::
 
     new_vel = compute_velocities(pos, vel, pref, radius, max_speed, time_step=0.25,
                                  neighbor_dist=15.0, max_neighbors=10, time_horizon=10.0,
                                  time_horizon_obst=10.0, obstacles=obstacles)
+    new_vel = solve(Agents(pos, vel, pref, radius, max_speed),
+                    SolverSettings(0.25, 15.0, 10, 10.0, 10.0), obstacles)
 """
 
 import math
-from typing import Optional, Tuple
+from typing import NamedTuple, Optional, Tuple
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -17,7 +22,7 @@ from numpy.typing import ArrayLike
 from . import kdtree
 from ._jit import njit
 from .obstacles import Obstacles
-from .orca import brake_conflicts, solve_all
+from .orca import AgentRows, brake_conflicts, Horizons, NearObstacles, solve_all
 
 
 def _check_positive(name: str, value: float) -> float:
@@ -232,41 +237,16 @@ def _check_flags(name: str, value: ArrayLike, shape: Optional[Tuple[int, ...]]) 
     return np.ascontiguousarray(arr, dtype=bool)
 
 
-def compute_velocities(positions: ArrayLike, velocities: ArrayLike, pref_velocities: ArrayLike,
-                       radius: ArrayLike, max_speed: ArrayLike, *, time_step: float,
-                       neighbor_dist: float, max_neighbors: int, time_horizon: float,
-                       time_horizon_obst: float, obstacles: Optional[Obstacles] = None,
-                       active: Optional[ArrayLike] = None,
-                       collision_guard: bool = False, weights: Optional[ArrayLike] = None,
-                       immovable: Optional[ArrayLike] = None, groups: Optional[ArrayLike] = None,
-                       ignore: Optional[ArrayLike] = None, max_accel: Optional[ArrayLike] = None,
-                       max_decel: Optional[ArrayLike] = None,
-                       accel_from: Optional[ArrayLike] = None,
-                       margin: Optional[ArrayLike] = None,
-                       agent_horizon: Optional[ArrayLike] = None,
-                       neighbor_reach: Optional[ArrayLike] = None,
-                       keep_margin: Optional[ArrayLike] = None) -> np.ndarray:
+class Agents(NamedTuple):
     """
-    ORCA velocities for every agent at once (RVO2's ``computeNewVelocity`` for all agents).
+    The agents of one solver call, one row each; every field but the first five is optional.
 
     positions, velocities, pref_velocities : (N, 2) [m], [m/s], [m/s]
     radius, max_speed : (N,) or scalar [m], [m/s]; radius > 0, max_speed >= 0
-    time_step : [s] used only when agents already overlap (escape within one step)
-    neighbor_dist : [m] agents farther than this are ignored; max_neighbors : at most this many
-    time_horizon, time_horizon_obst : [s] how far ahead collisions with agents / obstacles count
-    obstacles : Obstacles or None
     active : (N,) bool or None; inactive agents are neighbours only and keep their velocity
-    collision_guard : keep agents out of contact even where the ORCA half-planes conflict.
-        RVO2 then minimises the violation of the agent lines (linear program 3) and lets
-        agents overlap (0.50 m in its own Circle scene). With the guard, in order:
-        1. each agent also keeps, for each neighbour close enough to touch it within
-           ``time_step``, the ORCA line for a horizon of one time step (radii 2 % larger);
-        2. in a conflict it stays inside those and the obstacle lines, as close as it can to
-           its preferred velocity turned right (a shared keep-right rule, which turns
-           head-on jams into roundabouts), or, if even that is empty, least-violates them;
-        3. neighbours of agents that could not give way re-plan avoiding them alone;
-        4. pairs still touching within the step are braked (``orca.brake_conflicts``).
-        Off by default, so the answer is RVO2's; the node and ``Simulation`` use it.
+
+    Who gives way (None: RVO2's half-half):
+
     weights : (N,) or scalar in [0, 1], or None (0.5 each, RVO2). Agent i takes the share
         ``(w_j + 1 - w_i) / 2`` of avoiding neighbour j (``orca.pair_share``): a heavier agent
         gives way less; equal weights share half-half, RVO2's answer exactly. Weight 1 counts
@@ -280,6 +260,9 @@ def compute_velocities(positions: ArrayLike, velocities: ArrayLike, pref_velocit
         does not avoid neighbour j at all when ``ignore[i, groups[j]]`` (no half-plane, no
         one-step line, no neighbour place taken); j then avoids i alone, unless j ignores i's
         group too.
+
+    Acceleration limits (None: none, RVO2):
+
     max_accel, max_decel : (N,) or scalar [m/s^2], or None; 0, inf or None: unlimited. The
         new velocity is one the agent can reach from ``accel_from`` within ``time_step``:
         within max_accel x time_step of it in any direction, and, where max_decel is larger,
@@ -294,43 +277,146 @@ def compute_velocities(positions: ArrayLike, velocities: ArrayLike, pref_velocit
         default) the answer is RVO2's, bit for bit.
     accel_from : (N, 2) [m/s] or None: the velocity the limits are measured from (a robot's
         last command); None: ``velocities``.
-    margin, agent_horizon, neighbor_reach : (N,) or scalar, or None (all three None: RVO2).
-        Margins that yield and the way out (``orca.solve_all``'s ``soft``): ``radius`` is
-        then the contact radius and ``margin`` [m] (default 0) what each agent would like to
-        keep beyond it, given up in steps while the half-planes conflict; a pair looks
-        ``max`` of the two ``agent_horizon`` [s] ahead (default ``time_horizon``: a walker
-        needs a longer one than a slow robot) and counts within ``max`` of the two
-        ``neighbor_reach`` [m] (default ``neighbor_dist``). Where even the contact discs'
-        half-planes conflict, the agent takes the velocity whose first contact comes latest
-        (``escape.escape_velocity``) instead of program 3's compromise, and with the guard,
-        only pairs of two active agents are braked: standing still is no way out from a
-        neighbour that does not avoid.
+
+    Margins that yield (all three None: RVO2):
+
+    margin, agent_horizon, neighbor_reach : (N,) or scalar, or None. The soft mode
+        (``orca.solve_all``'s ``soft``): ``radius`` is then the contact radius and ``margin``
+        [m] (default 0) what each agent would like to keep beyond it, given up in steps while
+        the half-planes conflict; a pair looks ``max`` of the two ``agent_horizon`` [s] ahead
+        (default ``time_horizon``: a walker needs a longer one than a slow robot) and counts
+        within ``max`` of the two ``neighbor_reach`` [m] (default ``neighbor_dist``). Where
+        even the contact discs' half-planes conflict, the agent takes the velocity whose first
+        contact comes latest (``escape.escape_velocity``) instead of program 3's compromise,
+        and with the guard, only pairs of two active agents are braked: standing still is no
+        way out from a neighbour that does not avoid.
     keep_margin : (N,) bool or None (none): such an agent's margin (a fleet's robot's
         safety margin) is part of its disc against every other agent and never yields there
         (its one-step lines include it); against obstacles it yields as above.
+    """
+
+    positions: ArrayLike
+    velocities: ArrayLike
+    pref_velocities: ArrayLike
+    radius: ArrayLike
+    max_speed: ArrayLike
+    active: Optional[ArrayLike] = None
+    weights: Optional[ArrayLike] = None
+    immovable: Optional[ArrayLike] = None
+    groups: Optional[ArrayLike] = None
+    ignore: Optional[ArrayLike] = None
+    max_accel: Optional[ArrayLike] = None
+    max_decel: Optional[ArrayLike] = None
+    accel_from: Optional[ArrayLike] = None
+    margin: Optional[ArrayLike] = None
+    agent_horizon: Optional[ArrayLike] = None
+    neighbor_reach: Optional[ArrayLike] = None
+    keep_margin: Optional[ArrayLike] = None
+
+    def take(self, rows: ArrayLike) -> 'Agents':
+        """Return the agents of these rows (indices or a mask); scalars stay scalars."""
+        return Agents(*(value if value is None or np.ndim(value) == 0
+                        else np.asarray(value)[rows] for value in self))
+
+    def concat(self, other: 'Agents') -> 'Agents':
+        """
+        Return these agents followed by ``other``'s; a field must be set in both or neither.
+
+        ``ignore`` tables of different widths are padded with False (no group ignored).
+        """
+        fields = []
+        for name, mine, theirs in zip(self._fields, self, other):
+            if mine is None and theirs is None:
+                fields.append(None)
+                continue
+            if mine is None or theirs is None:
+                raise ValueError(f'{name} must be set in both agent records or in neither')
+            parts = [np.asarray(mine), np.asarray(theirs)]
+            if name == 'ignore':
+                width = max(part.shape[1] for part in parts)
+                parts = [np.pad(part, ((0, 0), (0, width - part.shape[1])))
+                         for part in parts]
+            else:
+                parts = [np.broadcast_to(part, (len(agents.positions),))
+                         if part.ndim == 0 else part
+                         for part, agents in zip(parts, (self, other))]
+            fields.append(np.concatenate(parts))
+        return Agents(*fields)
+
+
+class SolverSettings(NamedTuple):
+    """
+    What every agent of one solver call shares.
+
+    time_step : [s] used only when agents already overlap (escape within one step)
+    neighbor_dist : [m] agents farther than this are ignored; max_neighbors : at most this many
+    time_horizon, time_horizon_obst : [s] how far ahead collisions with agents / obstacles count
+    collision_guard : keep agents out of contact even where the ORCA half-planes conflict.
+        RVO2 then minimises the violation of the agent lines (linear program 3) and lets
+        agents overlap (0.50 m in its own Circle scene). With the guard, in order:
+        1. each agent also keeps, for each neighbour close enough to touch it within
+           ``time_step``, the ORCA line for a horizon of one time step (radii 2 % larger);
+        2. in a conflict it stays inside those and the obstacle lines, as close as it can to
+           its preferred velocity turned right (a shared keep-right rule, which turns
+           head-on jams into roundabouts), or, if even that is empty, least-violates them;
+        3. neighbours of agents that could not give way re-plan avoiding them alone;
+        4. pairs still touching within the step are braked (``orca.brake_conflicts``).
+        Off by default, so the answer is RVO2's; the node and ``Simulation`` use it.
+    """
+
+    time_step: float
+    neighbor_dist: float
+    max_neighbors: int
+    time_horizon: float
+    time_horizon_obst: float
+    collision_guard: bool = False
+
+
+def compute_velocities(positions: ArrayLike, velocities: ArrayLike, pref_velocities: ArrayLike,
+                       radius: ArrayLike, max_speed: ArrayLike, *, time_step: float,
+                       neighbor_dist: float, max_neighbors: int, time_horizon: float,
+                       time_horizon_obst: float, obstacles: Optional[Obstacles] = None,
+                       collision_guard: bool = False, **optional: ArrayLike) -> np.ndarray:
+    """
+    ORCA velocities for every agent at once (RVO2's ``computeNewVelocity`` for all agents).
+
+    ``solve`` with its records spelled out as arguments: the first five and ``optional``
+    (active, weights, immovable, groups, ignore, max_accel, max_decel, accel_from, margin,
+    agent_horizon, neighbor_reach, keep_margin) are the fields of ``Agents``, the shared
+    settings those of ``SolverSettings``; obstacles : Obstacles or None.
     Returns (N, 2) float64 new velocities, finite, with |v_i| <= max_speed_i.
     Raises ValueError when an argument is out of range or not finite.
     """
+    settings = SolverSettings(time_step, neighbor_dist, max_neighbors, time_horizon,
+                              time_horizon_obst, collision_guard)
+    return solve(Agents(positions, velocities, pref_velocities, radius, max_speed, **optional),
+                 settings, obstacles)
+
+
+def solve(agents: Agents, settings: SolverSettings,
+          obstacles: Optional[Obstacles] = None) -> np.ndarray:
+    """
+    ORCA velocities (N, 2) for the agents (``Agents``) among the obstacles (None: none).
+
+    Returns (N, 2) float64 new velocities, finite, with |v_i| <= max_speed_i.
+    Raises ValueError when a field or setting is out of range or not finite.
+    """
     time_step, neighbor_dist, max_neighbors, time_horizon, time_horizon_obst = validate_params(
-        time_step, neighbor_dist, max_neighbors, time_horizon, time_horizon_obst)
-    agents = _agent_arrays(positions, velocities, pref_velocities, radius, max_speed)
-    if agents is None:
+        *settings[:5])
+    guard = settings.collision_guard
+    rows = _agent_arrays(*agents[:5])
+    if rows is None:
         # Something is wrong: find it and say what (raises).
-        agents = _checked_agent_arrays(positions, velocities, pref_velocities, radius,
-                                       max_speed)
-    positions, velocities, pref_velocities, radius, max_speed = agents
+        rows = _checked_agent_arrays(*agents[:5])
+    positions, velocities, pref_velocities, radius, max_speed = rows
     n = positions.shape[0]
-    if active is None:
-        active = np.ones(n, bool)
-    else:
-        active = np.ascontiguousarray(active, dtype=bool)
-        if active.shape != (n,):
-            raise ValueError(f'active must have shape ({n},), got {active.shape}')
-    responsibility, search_groups, search_ignore = _responsibility(n, weights, immovable,
-                                                                   groups, ignore)
-    reach_set = _reach_set(n, max_accel, max_decel, accel_from, velocities, time_step)
-    soft = _soft(n, margin, agent_horizon, neighbor_reach, time_horizon, neighbor_dist,
-                 keep_margin)
+    active = _active(agents.active, n)
+    responsibility, search_groups, search_ignore = _responsibility(
+        n, agents.weights, agents.immovable, agents.groups, agents.ignore)
+    reach_set = _reach_set(n, agents.max_accel, agents.max_decel, agents.accel_from,
+                           velocities, time_step)
+    soft = _soft(n, agents.margin, agents.agent_horizon, agents.neighbor_reach, time_horizon,
+                 neighbor_dist, agents.keep_margin)
     if obstacles is None:
         obstacles = _no_obstacles()
     out = velocities.copy()
@@ -346,18 +432,21 @@ def compute_velocities(positions: ArrayLike, velocities: ArrayLike, pref_velocit
     if soft is not None:
         obstacle_reach = obstacle_reach + soft[0]
     offsets, edges = obstacles.neighbors(positions, obstacle_reach)
-    geometry = (positions, velocities, pref_velocities, radius, max_speed, nbrs, offsets, edges,
-                obstacles.point, obstacles.next, obstacles.prev, obstacles.unit_dir,
-                obstacles.convex, time_step, time_horizon, time_horizon_obst, responsibility)
+    # Plain tuples in the records' order: numba dispatches a NamedTuple ~4 us slower.
+    problem = (tuple(AgentRows(positions, velocities, pref_velocities, radius, max_speed,
+                               nbrs)),
+               tuple(NearObstacles(offsets, edges, obstacles.point, obstacles.next,
+                                   obstacles.prev, obstacles.unit_dir, obstacles.convex)),
+               tuple(Horizons(time_step, time_horizon, time_horizon_obst)), responsibility)
     immovable = None if responsibility is None else responsibility[1]
     stuck = np.zeros(n, bool)
-    _solve(geometry, immovable, active, collision_guard, np.zeros(n, bool), out, stuck, out,
-           reach_set, soft)
-    if collision_guard and np.any(stuck):
+    _solve(problem, immovable, active, guard, np.zeros(n, bool), out, stuck, out, reach_set,
+           soft)
+    if guard and np.any(stuck):
         # Second pass: the neighbours of agents that could not give way take it all on.
         near_stuck = np.any(np.where(nbrs >= 0, stuck[nbrs], False), axis=1)
         redo = active & ~stuck & near_stuck
-        _solve(geometry, immovable, redo, True, stuck, out.copy(), np.zeros(n, bool), out,
+        _solve(problem, immovable, redo, True, stuck, out.copy(), np.zeros(n, bool), out,
                reach_set, soft)
         floor = None if reach_set is None else reach_set[3]
         if soft is None and floor is None:
@@ -367,6 +456,16 @@ def compute_velocities(positions: ArrayLike, velocities: ArrayLike, pref_velocit
         else:
             brake_conflicts(positions, out, radius, nbrs, time_step, active, floor, True)
     return _enforce_limits(out, max_speed)
+
+
+def _active(active: Optional[ArrayLike], n: int) -> np.ndarray:
+    """(n,) bool: every agent when None; raise ValueError for another shape."""
+    if active is None:
+        return np.ones(n, bool)
+    active = np.ascontiguousarray(active, dtype=bool)
+    if active.shape != (n,):
+        raise ValueError(f'active must have shape ({n},), got {active.shape}')
+    return active
 
 
 def _soft(n: int, margin: Optional[ArrayLike], agent_horizon: Optional[ArrayLike],
@@ -431,29 +530,30 @@ def _reach_set(n: int, max_accel: Optional[ArrayLike], max_decel: Optional[Array
     return accel_r, decel_r, ref, np.ones(n)
 
 
-def _solve(geometry: tuple, immovable: Optional[np.ndarray], active: np.ndarray,
+def _solve(problem: tuple, immovable: Optional[np.ndarray], active: np.ndarray,
            *rest) -> None:
     """
     ``orca.solve_all`` for the ``active`` agents, the immovable ones first.
 
+    problem : (AgentRows, NearObstacles, Horizons, responsibility), solve_all's first four.
     The movable agents avoid the immovable ones' new velocity, so those are planned first.
     """
     *rest, reach_set, soft = rest
     if immovable is None or not np.any(active & immovable):
-        _solve_all(geometry, active, rest, reach_set, soft)
+        _solve_all(problem, active, rest, reach_set, soft)
     else:
-        _solve_all(geometry, active & immovable, rest, reach_set, soft)
-        _solve_all(geometry, active & ~immovable, rest, reach_set, soft)
+        _solve_all(problem, active & immovable, rest, reach_set, soft)
+        _solve_all(problem, active & ~immovable, rest, reach_set, soft)
 
 
-def _solve_all(geometry, active, rest, reach_set, soft):
+def _solve_all(problem, active, rest, reach_set, soft):
     """``orca.solve_all``, without its optional arguments where they are not used."""
     if soft is not None:
-        solve_all(*geometry, active, *rest, reach_set, soft)
+        solve_all(*problem, active, *rest, reach_set, soft)
     elif reach_set is None:
-        solve_all(*geometry, active, *rest)
+        solve_all(*problem, active, *rest)
     else:
-        solve_all(*geometry, active, *rest, reach_set)
+        solve_all(*problem, active, *rest, reach_set)
 
 
 @njit(cache=True)

@@ -336,12 +336,13 @@ def _color(r, g, b, a=1.0):
 
 
 # Disc colours by state (see docs/node.md): green moving, blue arrived or idle,
-# grey observed, red stale, refused or missing odometry.
+# grey observed, red stale, refused or missing odometry, cyan waiting for a passage.
 STATE_COLORS = {'active': (0.1, 0.8, 0.2), 'reached': (0.2, 0.4, 1.0), 'idle': (0.2, 0.4, 1.0),
                 'observed': (0.6, 0.6, 0.6), 'stale_odometry': (1.0, 0.1, 0.1),
                 'rejected_odometry': (1.0, 0.1, 0.1),
                 'no_odometry': (1.0, 0.1, 0.1), 'planning': (0.9, 0.9, 0.2),
-                'stuck': (1.0, 0.5, 0.0), 'unreachable': (0.6, 0.0, 0.6)}
+                'stuck': (1.0, 0.5, 0.0), 'unreachable': (0.6, 0.0, 0.6),
+                'waiting': (0.0, 0.8, 0.9)}
 
 
 def route_marker(frame_id, stamp, i, route):

@@ -24,6 +24,7 @@ SHUTDOWN_ACK_TIMEOUT = 0.5  # [s] waiting for subscribers to acknowledge the zer
 # Changed routes published per tick at most (about 0.5 ms each with the message): when a fleet is
 # re-planned at once, the routes go out over a few ticks instead of stretching one tick.
 ROUTES_PER_TICK = 3
+NO_CLOCK = 'no_clock'  # status state while use_sim_time waits for /clock
 
 
 class FleetOutputs:
@@ -63,6 +64,21 @@ class FleetOutputs:
         self._route_versions = np.full(c, -1, np.int64)
         self._route_markers = {}  # robot -> (route version, its LINE_STRIP marker)
         self._groups = P.per_robot(settings.values, settings.names, 'avoidance_group')
+
+    def reconfigure(self, settings):
+        """
+        Use new settings (a ``ros2 param set``): frame and groups; publish again in them.
+
+        Every route and status is published again at the next tick (latched: a late
+        subscriber gets the new frame and group); ~/tracks appears when tracking is set on.
+        """
+        self._frame = settings.params.global_frame
+        self._groups = P.per_robot(settings.values, settings.names, 'avoidance_group')
+        self._route_versions[:] = -1
+        self._route_markers = {}
+        self.states = [None] * len(self.states)
+        if settings.fleet.people is not None and self._tracks is None:
+            self._tracks = self._node.create_publisher(String, '~/tracks', 10)
 
     def _now(self):
         return self._node.get_clock().now().to_msg()
@@ -110,6 +126,16 @@ class FleetOutputs:
                     controller.navigator.reason[i], weight=float(weights[i]),
                     group=self._groups[i], priority=bool(give_way[i, 0]),
                     locked=bool(give_way[i, 1])))
+
+    def no_clock(self, reason):
+        """
+        Publish every robot's status as ``no_clock`` with the ``reason`` (no /clock yet).
+
+        The states are forgotten, so that each robot's next state is published again.
+        """
+        for i, pub in enumerate(self._status):
+            pub.publish(messages.status_message(self._names[i], NO_CLOCK, reason=reason))
+        self.states = [None] * len(self.states)
 
     def routes(self, navigator):
         """Publish routes that changed (an empty Path: no route), ROUTES_PER_TICK at most."""

@@ -39,9 +39,11 @@ import time
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry, Path as PathMsg
 import numpy as np
-from orca_nav.ros.fleet import NODE_NAME
+from orca_nav.ros.launch_args import NODE_NAME
 from orca_nav.ros.messages import make_goal, odometry_to_tuple
 from orca_nav.ros.params import FLEET_BY_NAME
+from orca_nav.sim.demo_launch import (EXIT_COLLISION, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK,
+                                      EXIT_TIMEOUT)
 from orca_nav.sim.metrics import (compute_metrics, format_table, metrics_record,
                                   write_metrics_json)
 from orca_nav.sim.plot import plot_run
@@ -55,7 +57,6 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
 from std_msgs.msg import String
 
-EXIT_OK, EXIT_COLLISION, EXIT_TIMEOUT, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 DEFAULT_SCENARIO = 'circle'
 STARTUP_TIMEOUT = 90.0   # [s] for both processes to come up (the first JIT compile is slow)
 GOAL_RESEND_PERIOD = 1.0  # [s] goals are resent until the robot moves: discovery loses some
@@ -360,12 +361,24 @@ def run(args):
             signal.signal(sig, handler)
 
 
+def _check_demo_libraries():
+    """Raise ImportError, saying what to install, unless the demo's own libraries import."""
+    try:
+        import matplotlib  # noqa: F401 -- the picture (orca_nav.sim.plot)
+        import PIL  # noqa: F401 -- map image files (orca_nav.sim.maps, in the simulator)
+    except ImportError as exc:
+        raise ImportError(f'the demo needs matplotlib and Pillow ({exc}): pip install '
+                          "'orca_nav[demo]' (or apt install python3-matplotlib "
+                          'python3-pil)') from None
+
+
 def _run(args, interrupted):
     """Run one demo (see run); ``interrupted`` becomes non-empty on Ctrl-C or SIGTERM."""
     try:
+        _check_demo_libraries()
         path = scenario_path(args.scenario)
         scenario = load_scenario(path, robots=args.robots, drive=args.drive)
-    except ScenarioError as exc:
+    except (ScenarioError, ImportError) as exc:
         print(f'orca_nav_demo: {exc}', file=sys.stderr)
         if args.metrics_json:
             write_metrics_json(args.metrics_json, {'scenario': str(args.scenario),

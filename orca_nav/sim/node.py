@@ -3,8 +3,10 @@ A small fleet simulator: a stand-in for Gazebo that speaks the same topics.
 
 N robots of a scenario (orca_nav.scenarios) integrate their ``/<r>/cmd_vel`` every sim step with
 holonomic or differential (unicycle) kinematics and publish ``/<r>/odom`` and a ray-cast
-``/<r>/scan``. The simulator knows nothing of ORCA. It also records the ground truth of the run
-(every robot's pose at every step) to a file for the demo's metrics.
+``/<r>/scan``: the node steps an orca_nav.sim.world.World (the same world the lock-stepped
+tests drive) and publishes what it shows. The simulator knows nothing of ORCA. It also
+records the ground truth of the run (every robot's pose at every step) to a file for the
+demo's metrics.
 
 The scenario's walkers (people on scripted paths, see orca_nav.sim.scenarios) have no topics:
 the simulator moves them along their waypoints (drive_walkers) and they appear only in the
@@ -45,11 +47,10 @@ from geometry_msgs.msg import Twist, TwistStamped
 from nav_msgs.msg import OccupancyGrid, Odometry
 from nav_msgs.srv import GetMap
 import numpy as np
-from orca_nav.core.geometry import wrap_angle
-from orca_nav.core.raycast import cast_rays
 from orca_nav.ros.messages import quaternion_from_yaw
 from orca_nav.sim.maps import scenario_grid
-from orca_nav.sim.scenarios import load_scenario, ScenarioError, walker_pose
+from orca_nav.sim.scenarios import load_scenario, ScenarioError
+from orca_nav.sim.world import clamp_command, Scanner, World
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
@@ -101,91 +102,6 @@ PARAMETERS = (
 )
 
 
-def clamp_command(drive, vx, vy, wz, max_speed, max_angular_speed):
-    """
-    Clamp a body-frame command to a robot's limits.
-
-    drive : 'holonomic' (|(vx, vy)| <= max_speed) or 'differential' (vy ignored,
-        |vx| <= max_speed)
-    Returns (vx, vy, wz) [m/s, m/s, rad/s]; non-finite input gives zero.
-    """
-    if not all(math.isfinite(v) for v in (vx, vy, wz)):
-        return 0.0, 0.0, 0.0
-    wz = min(max(wz, -max_angular_speed), max_angular_speed)
-    if drive == 'differential':
-        return min(max(vx, -max_speed), max_speed), 0.0, wz
-    speed = math.hypot(vx, vy)
-    if speed > max_speed:
-        vx, vy = vx * max_speed / speed, vy * max_speed / speed
-    return vx, vy, wz
-
-
-def integrate(pose, vx, vy, wz, dt):
-    """
-    Advance a pose (x, y, yaw) by a constant body-frame twist for dt seconds.
-
-    Exact for a constant twist: the robot moves on a circular arc (a straight line if wz == 0).
-    Returns the new (x, y, yaw), yaw wrapped to [-pi, pi).
-    """
-    x, y, yaw = pose
-    dth = wz * dt
-    if abs(dth) < 1e-9:
-        # Straight line: rotate the body velocity by the mid-step heading.
-        c, s = math.cos(yaw + 0.5 * dth), math.sin(yaw + 0.5 * dth)
-        x += (c * vx - s * vy) * dt
-        y += (s * vx + c * vy) * dt
-    else:
-        # Arc: integrate R(yaw + w t) (vx, vy) over [0, dt] in closed form.
-        s0, c0 = math.sin(yaw), math.cos(yaw)
-        s1, c1 = math.sin(yaw + dth), math.cos(yaw + dth)
-        x += (vx * (s1 - s0) + vy * (c1 - c0)) / wz
-        y += (vx * (c0 - c1) + vy * (s1 - s0)) / wz
-    yaw = float(wrap_angle(yaw + dth))
-    return x, y, yaw
-
-
-def drive_observed(scenario, poses, twists, dt):
-    """
-    Set the twists (N, 3) of the scenario's observed robots: they ignore commands.
-
-    Each drives straight to its goal at its max_speed, facing it (its yaw in ``poses`` is set),
-    and stops there.
-    """
-    for i in np.flatnonzero(scenario.observed):
-        robot = scenario.robots[i]
-        to_goal = np.asarray(robot.goal) - poses[i, :2]
-        dist = math.hypot(*to_goal)
-        if dist < 1e-9:
-            twists[i] = 0.0
-            continue
-        poses[i, 2] = math.atan2(to_goal[1], to_goal[0])
-        twists[i] = (min(robot.max_speed, dist / dt), 0.0, 0.0)
-
-
-def drive_walkers(scenario, poses, twists, t, dt):
-    """
-    Set the twists (N, 3) and yaws of the scenario's walkers for the step from t to t + dt.
-
-    t : simulated time [s] at the start of the step. Each walker is steered straight to where
-    its scripted path (orca_nav.sim.scenarios.walker_pose) puts it at t + dt, facing that way,
-    with a holonomic body twist (speed, 0, 0); integrating the step lands it there. So its
-    pose depends on the simulated time only; it stands still (zero twist, facing along its
-    path) before its start_time and after its last waypoint (unless it loops).
-    """
-    if dt <= 0.0:
-        return
-    for i in np.flatnonzero(scenario.walkers):
-        x, y, yaw = walker_pose(scenario.robots[i], t + dt)
-        dx, dy = x - poses[i, 0], y - poses[i, 1]
-        dist = math.hypot(dx, dy)
-        if dist < 1e-12:
-            poses[i, 2] = yaw
-            twists[i] = 0.0
-            continue
-        poses[i, 2] = math.atan2(dy, dx)
-        twists[i] = (dist / dt, 0.0, 0.0)
-
-
 class SimNode(Node):
     """Fleet simulator node: integrates cmd_vel, publishes odom and scans, records ground truth."""
 
@@ -198,18 +114,14 @@ class SimNode(Node):
         self.params = p
         self.robots = self.scenario.robots
         n = len(self.robots)
-        self.poses = self.scenario.starts.copy()           # (N, 3) x, y, yaw
-        self.twists = np.zeros((n, 3))                     # (N, 3) applied body vx, vy, wz
+        # The world moves every row and casts the scans; the node feeds it and publishes.
+        scanner = Scanner(p['scan_beams'], p['scan_range_min'], p['scan_range_max'],
+                          p['scan_noise'])
+        self.world = World(self.scenario, scanner, seed=p['seed'], track_contacts=False)
         self.commands = np.zeros((n, 3))                   # (N, 3) last clamped command
         self.command_time = np.full(n, -np.inf)            # monotonic time of each command
-        self.radii = self.scenario.radii
-        self.world_segments = self.scenario.obstacle_segments()
-        self.rng = np.random.default_rng(p['seed'])
-        self.sim_time = 0.0
         self.nominal_dt = 1.0 / p['sim_rate']
         self.last_step = time.monotonic()
-        self.beam_offsets = -math.pi + 2.0 * math.pi / p['scan_beams'] * np.arange(
-            p['scan_beams'])
         self.history = {'t': [], 'wall': [], 'poses': []}
         self._record()
 
@@ -248,7 +160,7 @@ class SimNode(Node):
             f'simulating {n - walkers} robots of scenario {self.scenario.name!r} '
             f'({", ".join(sorted({r.drive for r in self.robots if not r.walker}))})'
             f'{f" and {walkers} walkers" if walkers else ""} at {p["sim_rate"]:g} Hz; '
-            f'{len(self.world_segments)} static segments')
+            f'{len(self.world.segments)} static segments')
 
     def _declare_parameters(self):
         values = {}
@@ -279,12 +191,7 @@ class SimNode(Node):
         if dt <= 0.0:
             return
         fresh = (now - self.command_time) <= self.params['cmd_vel_timeout']
-        self.twists = np.where(fresh[:, None], self.commands, 0.0)
-        drive_observed(self.scenario, self.poses, self.twists, dt)
-        drive_walkers(self.scenario, self.poses, self.twists, self.sim_time, dt)
-        for i in range(len(self.robots)):
-            self.poses[i] = integrate(self.poses[i], *self.twists[i], dt)
-        self.sim_time += dt
+        self.world.step(np.where(fresh[:, None], self.commands, 0.0), dt)
         self._record()
         if self.clock_pub is not None:
             msg = Clock()
@@ -298,14 +205,15 @@ class SimNode(Node):
             self.get_logger().warn(f'ground truth is full ({TRAJECTORY_MAX_SAMPLES} samples): '
                                    'later steps are not recorded', once=True)
             return
-        self.history['t'].append(self.sim_time)
+        self.history['t'].append(self.world.time)
         self.history['wall'].append(time.time())
-        self.history['poses'].append(self.poses.copy())
+        self.history['poses'].append(self.world.poses.copy())
 
     def _stamp(self):
         if self.params['publish_clock']:
-            sec = int(self.sim_time)
-            return Time(seconds=sec, nanoseconds=int((self.sim_time - sec) * 1e9),
+            t = self.world.time
+            sec = int(t)
+            return Time(seconds=sec, nanoseconds=int((t - sec) * 1e9),
                         clock_type=self.get_clock().clock_type).to_msg()
         return self.get_clock().now().to_msg()
 
@@ -348,39 +256,22 @@ class SimNode(Node):
 
     def _publish_odom(self):
         stamp = self._stamp()
+        poses, twists = self.world.poses, self.world.twists
         for i, pub in self.odom_pubs.items():
             robot = self.robots[i]
             msg = Odometry()
             msg.header.stamp = stamp
             msg.header.frame_id = 'map'
             msg.child_frame_id = robot.name + '/base_link'
-            x, y, yaw = self.poses[i]
+            x, y, yaw = poses[i]
             msg.pose.pose.position.x = float(x)
             msg.pose.pose.position.y = float(y)
             q = msg.pose.pose.orientation
             q.x, q.y, q.z, q.w = quaternion_from_yaw(float(yaw))
-            msg.twist.twist.linear.x = float(self.twists[i, 0])
-            msg.twist.twist.linear.y = float(self.twists[i, 1])
-            msg.twist.twist.angular.z = float(self.twists[i, 2])
+            msg.twist.twist.linear.x = float(twists[i, 0])
+            msg.twist.twist.linear.y = float(twists[i, 1])
+            msg.twist.twist.angular.z = float(twists[i, 2])
             pub.publish(msg)
-
-    def scan_ranges(self, i):
-        """
-        Ranges [m] robot i's scanner reads now, beam k at body angle -pi + k * 2 pi / B.
-
-        Every other row's disc is in the way: the other robots' and the walkers'.
-        """
-        p = self.params
-        others = np.arange(len(self.robots)) != i
-        ranges = cast_rays(self.poses[i, :2], self.poses[i, 2] + self.beam_offsets,
-                           p['scan_range_max'], self.world_segments,
-                           self.poses[others, :2], self.radii[others])
-        if p['scan_noise'] > 0.0:
-            hit = np.isfinite(ranges)
-            noisy = ranges + self.rng.normal(0.0, p['scan_noise'], ranges.shape)
-            ranges = np.where(hit, np.clip(noisy, p['scan_range_min'], p['scan_range_max']),
-                              ranges)
-        return ranges
 
     def _publish_scans(self):
         p = self.params
@@ -397,7 +288,7 @@ class SimNode(Node):
             msg.scan_time = 1.0 / p['scan_rate']
             msg.range_min = p['scan_range_min']
             msg.range_max = p['scan_range_max']
-            msg.ranges = self.scan_ranges(i).astype(np.float32).tolist()
+            msg.ranges = self.world.scan_ranges(i).astype(np.float32).tolist()
             pub.publish(msg)
 
     # --- ground truth ---------------------------------------------------------------------
@@ -415,7 +306,7 @@ class SimNode(Node):
             return
         tmp = f'{path}.tmp.npz'
         k = len(self.history['t'])
-        np.savez(tmp, names=np.array(self.scenario.names), radii=self.radii,
+        np.savez(tmp, names=np.array(self.scenario.names), radii=self.world.radii,
                  walkers=self.scenario.walkers,
                  t=np.array(self.history['t'], dtype=float),
                  wall=np.array(self.history['wall'], dtype=float),

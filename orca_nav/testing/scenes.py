@@ -15,7 +15,7 @@ Example::
 from dataclasses import dataclass, field
 
 import numpy as np
-from orca_nav.core.simulation import Simulation
+from orca_nav.testing.simulation import Simulation
 from scipy.spatial import cKDTree
 
 # RVO2's example settings shared by every scene.

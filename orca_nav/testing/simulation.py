@@ -1,5 +1,9 @@
 """
-A small ORCA simulator with RVO2's interface, on top of ``compute_velocities``.
+A small ORCA simulator with RVO2's interface, on top of ``compute_velocities``: for RVO2's scenes.
+
+Agents are points with a radius that move by their new velocity (RVO2's ``doStep``), the way
+RVO2 runs its examples; the tests and the benchmarks compare it with RVO2 (pyrvo). Robots with
+drives, walkers and scans are orca_nav.sim.world.World's.
 
 Example (RVO2's Circle scene, shortened)::
 
@@ -17,8 +21,8 @@ from typing import Optional
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .obstacles import Obstacles
-from .solver import compute_velocities, validate_params
+from orca_nav.core.obstacles import Obstacles
+from orca_nav.core.solver import compute_velocities, validate_params
 
 
 class Simulation:

@@ -1,0 +1,286 @@
+"""
+The third phase of a tick: the velocities that avoid every robot, person, wall and scan return.
+
+``Avoidance.avoid`` brings the scans into the people tracker and the scan memory, makes the
+moving tracks and the known people immovable agents after the robots, gathers the obstacles
+(map walls, remembered scan segments) and calls the core's solver once for all rows; a robot
+that makes the solver fail is left out of the tick (``solve_isolating``), not the fleet.
+"""
+
+from functools import partial
+
+import numpy as np
+from orca_nav.core import Obstacles
+from orca_nav.core.solver import Agents, solve, SolverSettings
+
+from .people import MovingObjects
+from .scan_memory import ScanMemory
+
+# A solver call that raises is re-run without the robot that makes it fail, at most this many
+# times per tick (each search costs about log2(N) solver calls); beyond, the tick fails.
+MAX_SOLVER_CULPRITS = 4
+# Known moving obstacles (``FleetInputs.set_people``) faster than this [m/s] or larger than
+# this [m] are no person nor vehicle a robot shares a floor with: the row is refused.
+MAX_PEOPLE_SPEED = 5.0
+MAX_PEOPLE_RADIUS = 2.0
+
+
+def wall_model(navigator):
+    """Return the MapModel whose walls are ORCA obstacles, or None (no map, map_walls off)."""
+    model = navigator.model
+    if model is None or not navigator.config.map_walls:
+        return None
+    return model
+
+
+class Avoidance:
+    """The solver's call for the fleet and what it remembers: scan segments, failures."""
+
+    def __init__(self, n_controlled: int, navigator, give_way, pose_history):
+        """
+        Start with no scan obstacles.
+
+        navigator : has the map; give_way : the shares and locks; pose_history : where each
+        robot was (``PoseHistory``), for the scans' poses.
+        """
+        self.scan_memory = ScanMemory(n_controlled)
+        self.navigator = navigator
+        self.give_way = give_way
+        self.pose_history = pose_history
+        self.solver_failures = 0   # solver calls that raised (then re-run)
+        self.people_rejected = 0   # known people rows refused (set_people)
+
+    def avoid(self, cfg, now, inputs, obs, steering, limits, people, warnings):
+        """
+        Return the new global velocities (N, 2) of the present rows at ``now`` [s].
+
+        obs : the tick's ``Observation`` (its ``active`` loses the robots the solver failed
+        with); steering : the tick's ``Steering``; limits : (max_accel, max_decel,
+        accel_from) of ``Commands.reach``; people : PeopleTracker or None.
+        Returns (velocities, moving tracks avoided). Updates the give-way locks.
+        """
+        new_vel = np.zeros_like(obs.pos)
+        if not obs.active.any():
+            return new_vel, MovingObjects.empty()
+        moving = self._sense(cfg, now, inputs, obs, people, warnings)
+        robots = self._robot_agents(cfg, now, obs, steering.prefs, limits)
+        others = self._people_agents(cfg, now, inputs, moving, warnings)
+        settings = SolverSettings(cfg.period, cfg.neighbor_dist, cfg.max_neighbors,
+                                  cfg.time_horizon, cfg.time_horizon_obst, True)
+        idx, vel = self.solve_isolating(
+            partial(self._solve_rows, cfg, now, obs, robots, others, settings),
+            partial(_finite_rows, robots, obs.orca_radius), np.flatnonzero(obs.present),
+            warnings)
+        new_vel[idx] = vel
+        left_out = obs.present.copy()
+        left_out[idx] = False
+        obs.active &= ~left_out  # robots the solver failed with: stopped this tick
+        c = cfg.n_controlled
+        self.give_way.update(cfg, now, steering.pref, new_vel[:c], obs.active[:c],
+                             steering.locked)
+        return new_vel, moving
+
+    def _sense(self, cfg, now, inputs, obs, people, warnings):
+        """Bring the fresh robots' scans into the tracker and the memory; the moving tracks."""
+        if not cfg.scan_enabled:
+            return MovingObjects.empty()
+        # Every robot's pose at each fresh scan's time, for the tracker and the memory.
+        scans = [scan for scan in inputs.scans if obs.fresh[scan.robot]]
+        poses = self.pose_history.at(np.array([scan.time for scan in scans], float))
+        moving = self._track(cfg, people, scans, poses, now, obs.present)
+        model = wall_model(self.navigator)
+        warnings += self.scan_memory.update(scans, obs.pos, obs.yaw, obs.fresh, obs.present,
+                                            cfg.radius, cfg.scan_sensor_offset, poses,
+                                            None if model is None else model.grid,
+                                            moving=(moving, now))
+        return moving
+
+    def _solve_rows(self, cfg, now, obs, robots, others, settings, rows):
+        """Return the velocities of robot rows ``rows`` (every other row follows them)."""
+        agents = robots.take(rows)
+        if len(others.positions):
+            agents = agents.concat(others)
+        return solve(agents, settings, self._obstacles(cfg, now, rows, obs))[:len(rows)]
+
+    def _robot_agents(self, cfg, now, obs, prefs, limits):
+        """
+        Every robot's row (N), with the margins that yield and the give-way shares.
+
+        Margins are preferences: they yield before a robot is left without a move (a door
+        the true disc passes, a gap between people). A robot's safety_margin yields against
+        walls only; against every agent it stays part of the disc (with acceleration limits,
+        robots whose margins yielded touched: two_rooms, 0.02 m). person_margin and the
+        margins of robots that do not avoid yield; those are looked for as far ahead as a
+        walker's speed needs.
+        """
+        yields = ~self.give_way.reciprocates(cfg)
+        max_accel, max_decel, accel_from = limits
+        return Agents(
+            obs.orca_pos, obs.orca_vel, prefs, obs.contact_radius, cfg.max_speed,
+            active=obs.active, max_accel=max_accel, max_decel=max_decel, accel_from=accel_from,
+            margin=np.broadcast_to(cfg.safety_margin, (cfg.n,)),
+            agent_horizon=np.where(yields, cfg.person_time_horizon, cfg.time_horizon),
+            neighbor_reach=np.where(yields, cfg.person_neighbor_dist, cfg.neighbor_dist),
+            keep_margin=~yields,
+            **self.give_way.core_arguments(cfg, now, np.arange(cfg.n)))
+
+    def _people_agents(self, cfg, now, inputs, moving, warnings):
+        """
+        Rows (K) of the moving tracks and the known people: immovable, no acceleration limits.
+
+        Where they will be when the commands take effect, going on with their velocity.
+        """
+        lead = cfg.command_delay if cfg.latency_compensation else 0.0
+        known = self.known_people(cfg, inputs, warnings)
+        position = np.concatenate([moving.at(now, now + lead),
+                                   known.at(inputs.people_time, now + lead)])
+        velocity = np.concatenate([moving.velocity, known.velocity])
+        radius = np.concatenate([moving.radius, known.radius])
+        k = len(radius)
+        speed = np.hypot(*velocity.T) if k else np.zeros(0)
+        ones = np.ones(k)
+        shares = {'immovable': np.ones(k, bool)}
+        if cfg.avoidance_weight is not None:
+            shares['weights'] = ones
+        if cfg.ignore is not None:
+            # A group of their own that no robot ignores.
+            own = np.asarray(cfg.ignore).shape[1]
+            shares['groups'] = np.full(k, own, np.int64)
+            shares['ignore'] = np.zeros((k, own + 1), bool)
+        return Agents(position, velocity, velocity, radius, speed, active=np.zeros(k, bool),
+                      max_accel=np.zeros(k), max_decel=np.zeros(k), accel_from=velocity,
+                      margin=cfg.person_margin * ones,
+                      agent_horizon=cfg.person_time_horizon * ones,
+                      neighbor_reach=cfg.person_neighbor_dist * ones,
+                      keep_margin=np.zeros(k, bool), **shares)
+
+    def _track(self, cfg, people, scans, poses, now, present):
+        """Update the people tracker with the fresh robots' scans; return the moving tracks."""
+        if people is None:
+            return MovingObjects.empty()
+        if scans:
+            model = wall_model(self.navigator)
+            people.observe(scans, poses, present, cfg.radius, cfg.scan_sensor_offset,
+                           None if model is None else model.grid)
+        return people.moving(now)
+
+    def known_people(self, cfg, inputs, warnings):
+        """Return the rows of ``inputs.people`` that are plausible; warn about the rest."""
+        people = inputs.people
+        if people is None or len(people) == 0:
+            return MovingObjects.empty()
+        with np.errstate(invalid='ignore', over='ignore'):
+            ok = ((np.abs(people.position) <= cfg.max_coordinate).all(axis=1)
+                  & (np.hypot(*people.velocity.T) <= MAX_PEOPLE_SPEED)
+                  & (people.radius > 0.0) & (people.radius <= MAX_PEOPLE_RADIUS)
+                  & np.isfinite(inputs.people_time))
+        if not ok.all():
+            bad = np.flatnonzero(~ok)
+            self.people_rejected += len(bad)
+            k = bad[0]
+            warnings.append((None, f'people: {len(bad)} known moving obstacle(s) refused, e.g. '
+                                   f'at {people.position[k].tolist()} with velocity '
+                                   f'{people.velocity[k].tolist()} m/s and radius '
+                                   f'{people.radius[k]:g} m (not finite, faster than '
+                                   f'{MAX_PEOPLE_SPEED:g} m/s or radius not in (0, '
+                                   f'{MAX_PEOPLE_RADIUS:g}] m)'))
+            people = MovingObjects(people.id[ok], people.position[ok], people.velocity[ok],
+                                   people.radius[ok])
+        return people
+
+    def _obstacles(self, cfg, now, idx, obs):
+        """
+        Obstacles for the core: map walls near the active robots and remembered scan segments.
+
+        idx : rows of the robots handed to the core; returns None when there is nothing.
+        """
+        c = cfg.n_controlled
+        model = wall_model(self.navigator)
+        parts, owners = [], []
+        if cfg.scan_enabled:
+            agent = np.full(cfg.n, -1)
+            agent[idx] = np.arange(len(idx))
+            segments, owner = self.scan_memory.segments(now, agent[:c], cfg.obstacle_timeout,
+                                                        cfg.share_obstacles)
+            parts.append(segments)
+            owners.append(owner)
+        if model is not None and sum(len(p) for p in parts) == 0:
+            return model.obstacles  # the map's walls alone: built once per map
+        if model is not None:
+            reach = cfg.time_horizon_obst * cfg.max_speed + obs.orca_radius
+            walls = model.walls_near(obs.orca_pos[obs.active], reach[obs.active])
+            parts.append(walls)
+            owners.append(np.full(len(walls), -1))
+        if sum(len(p) for p in parts) == 0:
+            return None
+        return Obstacles.build(segments=np.concatenate(parts),
+                               segment_owner=np.concatenate(owners))
+
+    def solve_isolating(self, solve_rows, finite, idx, warnings):
+        """
+        Run ``solve_rows(rows)`` on rows idx; if it raises, re-run it without the culprits.
+
+        Robots whose solver inputs are not finite (``finite(rows)`` -> bool per row) go first;
+        then, while it still fails, the first row whose addition makes it fail (binary search
+        over prefixes of the rows) is left out, MAX_SOLVER_CULPRITS times at most. Returns
+        (rows solved, their velocities); re-raises the first error when that does not help.
+        """
+        try:
+            return idx, solve_rows(idx)
+        except Exception as exc:  # noqa: B902 -- the solver failing must not stop everyone
+            first = exc
+        self.solver_failures += 1
+        ok = finite(idx)
+        left_out = list(idx[~ok])
+        rows = idx[ok]
+        for _ in range(MAX_SOLVER_CULPRITS + 1):
+            try:
+                vel = solve_rows(rows)
+                break
+            except Exception:  # noqa: B902 -- searched for below
+                if len(left_out) >= MAX_SOLVER_CULPRITS or len(rows) == 0:
+                    raise first
+            culprit = _first_failing_row(solve_rows, rows)
+            if culprit is None:
+                raise first
+            left_out.append(culprit)
+            rows = rows[rows != culprit]
+        else:
+            raise first
+        for i in left_out:
+            warnings.append((int(i), f'solver: failed with this robot ({first!r}); left out '
+                                     'of this tick and stopped'))
+        return rows, vel
+
+
+def _finite_rows(robots, orca_radius, rows):
+    """(len(rows),) bool: the robot rows whose solver inputs are all finite."""
+    values = np.column_stack([robots.positions[rows], robots.velocities[rows],
+                              robots.pref_velocities[rows], orca_radius[rows],
+                              robots.max_speed[rows]])
+    return np.isfinite(values).all(axis=1)
+
+
+def _first_failing_row(solve_rows, rows):
+    """Return the row whose addition makes solve_rows(rows[:k]) fail; rows[:all] must fail."""
+    def fails(k):
+        try:
+            solve_rows(rows[:k])
+        except Exception:  # noqa: B902 -- any failure counts
+            return True
+        return False
+
+    if len(rows) == 0:
+        return None
+    lo, hi = 0, len(rows)  # solve_rows(rows[:lo]) succeeds (none: trivially), rows[:hi] fails
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if fails(mid):
+            hi = mid
+        else:
+            lo = mid
+    return rows[hi - 1]
+
+
+__all__ = ['Avoidance', 'MAX_PEOPLE_RADIUS', 'MAX_PEOPLE_SPEED', 'MAX_SOLVER_CULPRITS',
+           'wall_model']

@@ -1,0 +1,117 @@
+"""
+The last phase of a tick: ORCA velocities turned into each drive's commands, within limits.
+
+``Commands`` also gives the solver the acceleration limits of each row (``reach``), measured
+from the commands it sent last: the drive decides what a robot can reach in one period.
+"""
+
+import numpy as np
+from orca_nav.core import drive
+
+
+class Commands:
+    """Drive mappings, acceleration limits and the last line of defence on every command."""
+
+    def __init__(self):
+        """Start without a last command (the odometry twist is the first origin)."""
+        self.last = None  # (C, 3) the commands of the last tick: accelerations' origin
+
+    def reach(self, cfg, twist: np.ndarray, yaw: np.ndarray):
+        """
+        Return the core's acceleration arguments for the N rows and their origin commands.
+
+        Returns max_accel, max_decel (N,) [m/s^2] (0 = unlimited), accel_from (N, 2) [m/s]
+        global, previous (C, 3). The limits are measured from the last commands sent
+        (``previous``: what each robot was told, not its noisy odometry; the odometry twist
+        before the first tick). A differential robot's ORCA agent is its look-ahead point P,
+        whose velocity changes by dv forward and D dw sideways: P gets the tighter of
+        max_accel (max_decel) and D x max_angular_accel, so that what ORCA picks keeps
+        |dv| and |dw| within the limits (the drive mapping clips what rounding or the speed
+        scaling leaves).
+        """
+        c = cfg.n_controlled
+        accel, decel, angular = cfg.accel_limits
+        previous = twist[:c].copy() if self.last is None else self.last
+        body = twist.copy()
+        body[:c] = previous
+        diff = cfg.differential
+        accel_from = np.where(
+            diff[:, None],
+            drive.lookahead_velocities(body[:, 0], body[:, 2], yaw, cfg.lookahead),
+            drive.body_to_world(body[:, :2], yaw))
+        sideways = np.where(angular > 0.0, cfg.lookahead * angular, 0.0)
+        max_accel = np.where(diff, _tighter(accel, sideways), accel)
+        max_decel = np.where(diff, _tighter(decel, sideways), decel)
+        return max_accel, max_decel, accel_from, previous
+
+    def command(self, cfg, velocities, yaw, active, warnings, previous=None) -> np.ndarray:
+        """
+        Global ORCA velocities (C, 2) -> body-frame commands (C, 3) of active robots.
+
+        previous : (C, 3) the last commands (the acceleration limits' origin) or None.
+        Computed for all robots at once; if that raises, robot by robot, and a robot whose
+        own mapping fails gets a zero command (and a warning), the others theirs. The
+        result becomes the next tick's origin (``last``).
+        """
+        self.last = self._command(cfg, velocities, yaw, active, warnings, previous)
+        return self.last.copy()
+
+    def _command(self, cfg, velocities, yaw, active, warnings, previous):
+        try:
+            return self._map(cfg, velocities, yaw, active, previous)
+        except Exception:  # noqa: B902 -- isolate the robot it fails for, below
+            pass
+        cmd = np.zeros((cfg.n_controlled, 3))
+        for i in np.flatnonzero(active):
+            alone = np.zeros_like(active)
+            alone[i] = True
+            try:
+                cmd[i] = self._map(cfg, velocities, yaw, alone, previous)[i]
+            except Exception as exc:  # noqa: B902 -- only this robot stops
+                warnings.append((int(i), f'command: drive mapping failed ({exc!r}); stopped'))
+        return cmd
+
+    def _map(self, cfg, velocities, yaw, active, previous=None):
+        """
+        Map the velocities of the active robots to their drives' commands, then limit.
+
+        Differential robots' (v, w) changes are clipped to the acceleration limits from
+        ``previous`` (C, 3); holonomic robots' velocities are reachable already (the core).
+        """
+        c = cfg.n_controlled
+        cmd = np.zeros((c, 3))
+        diff = cfg.differential[:c]
+        hol = active & ~diff
+        dif = active & diff
+        if hol.any():
+            cmd[hol, :2] = drive.holonomic_command(velocities[hol], yaw[hol],
+                                                   cfg.max_speed[:c][hol])
+        if dif.any():
+            accel, decel, angular = (limit[:c][dif] for limit in cfg.accel_limits)
+            lin, ang = drive.differential_command(
+                velocities[dif], yaw[dif], cfg.lookahead[:c][dif], cfg.max_speed[:c][dif],
+                cfg.max_angular_speed[:c][dif],
+                None if previous is None else (previous[dif, 0], previous[dif, 2]),
+                accel, decel, angular, cfg.period)
+            cmd[dif, 0] = lin
+            cmd[dif, 2] = ang
+        return limit(cfg, cmd)
+
+
+def limit(cfg, cmd: np.ndarray) -> np.ndarray:
+    """Last line of defence: finite, and within each robot's limits whatever happened."""
+    c = cfg.n_controlled
+    cmd = np.where(np.isfinite(cmd), cmd, 0.0)
+    cmd[:, :2] = drive.clamp_speed(cmd[:, :2], cfg.max_speed[:c])
+    cmd[cfg.differential[:c], 1] = 0.0
+    cmd[~cfg.differential[:c], 2] = 0.0
+    cmd[:, 2] = np.clip(cmd[:, 2], -cfg.max_angular_speed[:c], cfg.max_angular_speed[:c])
+    return cmd
+
+
+def _tighter(a, b):
+    """Elementwise the smaller of two limits where 0 means unlimited."""
+    return np.where(a > 0.0, np.where(b > 0.0, np.minimum(a, b), a), b)
+
+
+__all__ = ['Commands', 'limit']

@@ -1,0 +1,122 @@
+"""
+Plotting libraries are the demo's: the node and the controller run without matplotlib and Pillow.
+
+package.xml and setup.py declare matplotlib and Pillow for the demo only (a test dependency and
+the ``demo`` extra). A fresh interpreter with both blocked (a ``sys.meta_path`` finder that
+refuses them) imports the node and the controller and drives one robot round a wall on a map
+(route planning and map walls included); the demo's plotting, in the same interpreter, fails
+for want of them, and the demo itself stops at once saying what to install. The demo's
+pictures themselves are checked in test_demo.py (test_plot_*).
+"""
+
+import json
+from pathlib import Path
+import subprocess
+import sys
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BLOCKED = ('matplotlib', 'PIL')
+SCRIPT = '''
+import importlib.abc
+import json
+import sys
+import time
+
+BLOCKED = {blocked!r}
+
+
+class Blocker(importlib.abc.MetaPathFinder):
+    """Refuse every module of the blocked packages, as if they were not installed."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split('.')[0] in BLOCKED:
+            raise ModuleNotFoundError(f'No module named {{name!r}} (blocked)', name=name)
+        return None
+
+
+sys.meta_path.insert(0, Blocker())
+import numpy as np  # noqa: E402
+import orca_nav.ros.main  # noqa: E402,F401 (the node's console script)
+from orca_nav.ros.node import OrcaNavNode  # noqa: E402,F401
+from orca_nav.control import FleetConfig, FleetController, FleetInputs  # noqa: E402
+from orca_nav.core.grid import GridMap  # noqa: E402
+
+# A 5 m x 4 m room, a wall across the straight line from (1, 2) to (4, 2): a route goes round.
+cells = np.zeros((80, 100), np.int8)
+cells[0, :] = cells[-1, :] = cells[:, 0] = cells[:, -1] = 100
+cells[20:60, 48:52] = 100
+ctrl = FleetController(FleetConfig.uniform(['r0'], radius=0.2, max_speed=0.5))
+ctrl.set_map(GridMap.from_occupancy(cells.ravel(), 100, 80, 0.05))
+ctrl.set_goal(0, 4.0, 2.0, 0.0)
+inputs = FleetInputs.empty(1)
+deadline, t = time.monotonic() + 60.0, 0.0
+while not ctrl.navigator.routed[0] and time.monotonic() < deadline:
+    inputs.set_odometry(0, x=1.0, y=2.0, yaw=0.0, time=t)
+    result = ctrl.step(inputs, t)
+    t += 0.1
+    time.sleep(0.01)
+route = ctrl.navigator.points[0]
+ctrl.navigator.close()
+try:
+    from orca_nav.sim.plot import robot_colors
+    robot_colors(2)
+    plotted = True
+except ImportError:
+    plotted = False
+# The demo says what to install before anything else (a scenario that does not exist: no
+# process can start, whatever the demo does).
+from orca_nav.sim.demo import parse_args, run  # noqa: E402
+demo_code = run(parse_args(['--scenario', 'no_such_scenario', '--metrics-json', {metrics!r}]))
+print(json.dumps({{
+    'routed': bool(ctrl.navigator.routed[0]),
+    'route_leaves_the_line': float(np.abs(route[:, 1] - 2.0).max()) if route is not None else 0,
+    'commands_finite': bool(np.isfinite(result.commands).all()),
+    'loaded': sorted(m for m in sys.modules if m.split('.')[0] in BLOCKED),
+    'plotted': plotted,
+    'demo_code': demo_code,
+}}))
+'''
+
+
+def run_blocked(metrics):
+    """
+    Run SCRIPT in a fresh interpreter with the plotting libraries blocked.
+
+    Returns its JSON report and its standard error; the demo writes ``metrics`` (a path).
+    """
+    script = SCRIPT.format(blocked=BLOCKED, metrics=str(metrics))
+    result = subprocess.run([sys.executable, '-c', script], cwd=ROOT, capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.strip().splitlines()[-1]), result.stderr
+
+
+@pytest.mark.slow  # a fresh interpreter that plans a route: 10-45 s on the shared machine
+def test_node_and_controller_run_without_matplotlib_and_pillow(tmp_path):
+    """Imports and a routed step on a map succeed; neither library is loaded; the demo refuses."""
+    report, stderr = run_blocked(tmp_path / 'metrics.json')
+    assert report['loaded'] == []
+    assert report['routed'] and report['route_leaves_the_line'] > 0.5, report
+    assert report['commands_finite']
+    assert not report['plotted']  # the blocker works: the demo's plotting needs matplotlib
+    # The demo stops at once with what to install (exit code 3), before starting anything.
+    assert report['demo_code'] == 3
+    assert "pip install 'orca_nav[demo]'" in stderr, stderr[-2000:]
+    record = json.loads((tmp_path / 'metrics.json').read_text())
+    assert record['exit_code'] == 3 and 'matplotlib' in record['error']
+
+
+def test_plotting_libraries_are_declared_for_the_demo_only():
+    """package.xml: test dependencies, not exec; setup.py: the demo extra; requirements: kept."""
+    package = (ROOT / 'package.xml').read_text()
+    setup = (ROOT / 'setup.py').read_text()
+    for name in ('python3-matplotlib', 'python3-pil'):
+        assert f'<exec_depend>{name}</exec_depend>' not in package
+        assert f'<test_depend>{name}</test_depend>' in package
+    assert "extras_require={'demo': DEMO_REQUIRES}" in setup
+    assert "DEMO_REQUIRES = ['matplotlib>=3.6', 'pillow>=9.0']" in setup
+    # make demo installs requirements.txt: the demo still gets both.
+    requirements = (ROOT / 'requirements.txt').read_text().split()
+    assert 'matplotlib>=3.6' in requirements and 'pillow>=9.0' in requirements
