@@ -1,70 +1,30 @@
 """
-Shared test helpers: spin until a condition holds, a simulated clock, a small world of robots.
+Shared test helpers: a small world of robots, and the ROS test rig's pieces.
 
 Import them from a test file with ``from helpers import SimClock, spin_until, World`` (pytest
 puts this folder on sys.path: test/ has no __init__.py).
 
-- :func:`spin_until` spins an executor until a predicate holds, failing the test on a timeout.
-- :class:`SimClock` publishes ``rosgraph_msgs/Clock`` on ``/clock``: nodes with use_sim_time
-  see exactly the time the test sets, so ticks happen when the test says.
+- :func:`spin_until`, :func:`spin_for`, :func:`matched`, :class:`SimClock` (a /clock
+  publisher), :class:`NodeRig` (the node in this process, lock-stepped) and :class:`Probe`
+  are defined once, in ``orca_nav.testing.rig``, and imported here.
 - :class:`World` is a few robots on a plane over ROS: it subscribes ``/<r>/cmd_vel``, steps the
   simulator's own world (orca_nav.sim.world.World: exact holonomic or unicycle motion, a 360
   degree ray-cast scan, the smallest robot-robot and robot-wall gaps) with the last commands,
   and publishes ``/<r>/odom`` and, with walls, ``/<r>/scan``.
 
-Nothing here knows the orca_nav node: lock-step loops ("publish, wait for the node, integrate")
-are written in the test files with these pieces.
+The World knows nothing of the orca_nav node: the tests lock-step it with a NodeRig.
 """
 
 import math
-import time
 
 from geometry_msgs.msg import PoseStamped, Twist, TwistStamped
 from nav_msgs.msg import Odometry
 import numpy as np
 from orca_nav.sim.world import rows_scenario, Scanner, World as SimWorld
+from orca_nav.testing.rig import (command_values, matched, NodeRig, Probe,  # noqa: F401
+                                  SimClock, spin_for, spin_until, stamp_of)
 from rclpy.qos import qos_profile_sensor_data, QoSProfile
-from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import LaserScan
-
-WAIT_TIMEOUT = 5.0  # [s] wall time to wait for ROS messages before failing
-
-
-def spin_until(executor, predicate, timeout=WAIT_TIMEOUT, what='ROS messages'):
-    """
-    Spin ``executor`` until ``predicate()`` is true; raise AssertionError after ``timeout`` s.
-
-    Returns the number of spin_once calls it took (0 if the predicate held at once).
-    """
-    deadline = time.monotonic() + timeout
-    spins = 0
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f'timed out after {timeout:g} s waiting for {what}')
-        executor.spin_once(timeout_sec=0.01)
-        spins += 1
-    return spins
-
-
-def spin_for(executor, seconds):
-    """Spin ``executor`` for ``seconds`` of wall time."""
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        executor.spin_once(timeout_sec=min(0.01, max(end - time.monotonic(), 0.0)))
-
-
-def matched(publishers):
-    """Return a predicate: every publisher has at least one subscriber."""
-    publishers = list(publishers)
-    return lambda: all(p.get_subscription_count() > 0 for p in publishers)
-
-
-def stamp_of(t):
-    """Return builtin_interfaces/Time of ``t`` seconds."""
-    msg = Clock().clock
-    msg.sec = int(math.floor(t))
-    msg.nanosec = min(int(round((t - msg.sec) * 1e9)), 999_999_999)
-    return msg
 
 
 def seconds_of(stamp):
@@ -80,40 +40,6 @@ def yaw_of(q):
 def set_yaw(q, yaw):
     """Write the quaternion of a rotation by ``yaw`` about z into ``q``."""
     q.x, q.y, q.z, q.w = 0.0, 0.0, math.sin(0.5 * yaw), math.cos(0.5 * yaw)
-
-
-class SimClock:
-    """
-    Simulated time: publishes rosgraph_msgs/Clock on /clock from ``node``.
-
-    ``t`` [s] only changes when the test calls :meth:`advance` or :meth:`jump`; both publish
-    the new time. Nodes created with ``use_sim_time`` true follow it once they have one message.
-    """
-
-    def __init__(self, node, start=1.0, topic='/clock'):
-        """Create the /clock publisher on ``node``; the clock starts at ``start`` seconds."""
-        self.t = float(start)
-        self.pub = node.create_publisher(Clock, topic, QoSProfile(depth=10))
-
-    def stamp(self):
-        """Return the current time as builtin_interfaces/Time."""
-        return stamp_of(self.t)
-
-    def publish(self):
-        """Publish the current time."""
-        msg = Clock()
-        msg.clock = self.stamp()
-        self.pub.publish(msg)
-
-    def jump(self, t):
-        """Jump to ``t`` seconds and publish it."""
-        self.t = float(t)
-        self.publish()
-
-    def advance(self, dt):
-        """Move the time on by ``dt`` seconds and publish it; return the new time."""
-        self.jump(self.t + float(dt))
-        return self.t
 
 
 class WorldView:

@@ -9,7 +9,7 @@ steps of random crowds are compared too. RVO2 computes in float32, hence the tol
 import numpy as np
 from orca_nav.core import compute_velocities, Obstacles
 from orca_nav.core import orca
-from orca_nav.testing import rvo2
+from orca_nav.testing import orca_cases, rvo2
 import pytest
 
 pyrvo = pytest.importorskip('pyrvo')
@@ -74,7 +74,7 @@ def sweep_obstacle(polygons, rng, samples, th_obst):
             assert sorted(edges) == sorted(theirs)
             order_ties += 1
             continue
-        lines, n_obst, obstacle_cases, _ = orca.orca_lines_with_cases(
+        lines, n_obst, obstacle_cases, _ = orca_cases.orca_lines_with_cases(
             0, pos[None], vel[None], np.array([radius]), np.full((1, 0), -1, np.int64), edges,
             obstacles.point, obstacles.next, obstacles.prev, obstacles.unit_dir,
             obstacles.convex, 0.25, 5.0, th_obst)
@@ -132,7 +132,7 @@ def test_agent_lines_match_rvo2_in_every_case():
         sim.do_step()
         nbrs = np.array([[1], [0]], np.int64)
         for a in (0, 1):
-            lines, n_obst, _, agent_cases = orca.orca_lines_with_cases(
+            lines, n_obst, _, agent_cases = orca_cases.orca_lines_with_cases(
                 a, pos, vel, radius, nbrs, np.zeros(0, np.int64), np.zeros((0, 2)),
                 np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 2)),
                 np.zeros(0, bool), 0.25, 3.0, 3.0)

@@ -12,7 +12,6 @@ import json
 import math
 import os
 from pathlib import Path
-import signal
 import subprocess
 import sys
 
@@ -22,7 +21,8 @@ from orca_nav.sim import demo
 from orca_nav.sim.demo import EXIT_COLLISION, EXIT_ERROR, EXIT_OK, parse_args
 from orca_nav.sim.metrics import compute_metrics, format_table, metrics_record
 from orca_nav.sim.plot import plot_run
-from orca_nav.sim.processes import child_env, GOAL_TOLERANCE, launch_plan, write_params
+from orca_nav.sim.processes import (Child, child_env, GOAL_TOLERANCE, launch_plan,
+                                    write_params)
 from orca_nav.sim.scenarios import load_scenario, scenario_from_dict
 import pytest
 
@@ -319,6 +319,8 @@ def test_launch_file_builds_where_launch_ros_is_installed():
 # The four runs start together when the first of their tests asks, two at a time: each is
 # three processes (demo, simulator, node) mostly waiting on real time, so two fit on two cores
 # without starving the 10 Hz control loop. Each run has its own domain.
+DOMAIN_IDS = {'default': 46, 'attach': 47, 'two_rooms': 36, 'mixed': 30}
+
 
 def _env(**extra):
     return dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST',
@@ -343,7 +345,8 @@ def _read_metrics(path):
 def _default_run(tmp_path):
     """Run the README's demo command; return (result, metrics, picture)."""
     out, metrics = tmp_path / 'demo.png', tmp_path / 'demo.json'
-    result = _run_demo(['--out', str(out), '--metrics-json', str(metrics)], 46, timeout=180)
+    result = _run_demo(['--out', str(out), '--metrics-json', str(metrics)],
+                       DOMAIN_IDS['default'], timeout=180)
     return result, _read_metrics(metrics), out
 
 
@@ -356,13 +359,12 @@ def _attach_run(tmp_path):
     """
     plan = launch_plan('circle', robots=4, drive='differential',
                        ground_truth=tmp_path / 'truth.npz')
-    env = _env(ROS_DOMAIN_ID='47')
+    env = _env(ROS_DOMAIN_ID=str(DOMAIN_IDS['attach']))
     procs = []
     for module, params in (('orca_nav.sim.node', plan['sim']), ('orca_nav.node', plan['node'])):
         path = write_params(tmp_path / f'{module}.yaml', params)
-        procs.append(subprocess.Popen([sys.executable, '-m', module, '--ros-args',
-                                       '--params-file', str(path)], env=env,
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        procs.append(Child(module, [sys.executable, '-m', module, '--ros-args',
+                                    '--params-file', str(path)], env, tmp_path))
     metrics, out = tmp_path / 'attach.json', tmp_path / 'attach.png'
     try:
         result = subprocess.run([sys.executable, '-m', 'orca_nav.demo', '--quiet', '--out',
@@ -371,13 +373,7 @@ def _attach_run(tmp_path):
                                 timeout=120)
     finally:
         for proc in procs:
-            proc.send_signal(signal.SIGINT)
-        for proc in procs:
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            proc.stop()
     return result, _read_metrics(metrics), out
 
 
@@ -393,10 +389,11 @@ def _scenario_run(tmp_path, scenario, drive, domain_id):
 # name -> (the test that reads it, what runs it), the longest first.
 E2E_RUNS = {
     'two_rooms': ('test_a_map_scenario_runs_end_to_end_over_dds',
-                  lambda tmp: _scenario_run(tmp, 'two_rooms', 'holonomic', 36)),
+                  lambda tmp: _scenario_run(tmp, 'two_rooms', 'holonomic',
+                                            DOMAIN_IDS['two_rooms'])),
     'default': ('test_the_default_demo_command_runs_end_to_end', _default_run),
     'mixed': ('test_an_observed_robot_runs_end_to_end_over_dds',
-              lambda tmp: _scenario_run(tmp, 'mixed', 'holonomic', 30)),
+              lambda tmp: _scenario_run(tmp, 'mixed', 'holonomic', DOMAIN_IDS['mixed'])),
     'attach': ('test_attach_mode_follows_a_fleet_started_elsewhere', _attach_run),
 }
 

@@ -17,6 +17,7 @@ import time
 
 from orca_nav.sim import demo_launch
 from orca_nav.sim.processes import Child, child_env, launch_plan, write_params
+from orca_nav.testing.rig import pid_running
 import pytest
 
 DOMAIN_ID = 63
@@ -41,14 +42,6 @@ def _tree(pid):
         out.append(p)
         todo += parents.get(p, [])
     return out
-
-
-def _running(pid):
-    """Whether process ``pid`` runs (exists and is no zombie)."""
-    try:
-        return Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()[0] != 'Z'
-    except (OSError, IndexError):
-        return False
 
 
 def _signal(pids, sig):
@@ -120,5 +113,5 @@ def test_ctrl_c_ends_every_process_within_launch_grace_without_tracebacks(tmp_pa
     left = [pid for tree in trees for pid in tree[1:]]
     while left and time.monotonic() < deadline:
         time.sleep(0.1)
-        left = [pid for pid in left if _running(pid)]
+        left = [pid for pid in left if pid_running(pid)]
     assert not left, f'processes of the node (its planning worker) outlived it: {left}'

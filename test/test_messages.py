@@ -7,6 +7,7 @@ from geometry_msgs.msg import Twist, TwistStamped
 from nav_msgs.msg import Odometry
 import numpy as np
 from orca_nav.ros import messages
+from orca_nav.testing.rig import command_values
 import pytest
 from rclpy.serialization import serialize_message
 from visualization_msgs.msg import Marker
@@ -139,7 +140,7 @@ def test_commands_and_status():
     for stamped, kind in ((False, Twist), (True, TwistStamped)):
         msg = messages.fill_command(messages.new_command(stamped), 0.1, -0.2, 0.3,
                                     frame_id='r/base_link')
-        assert isinstance(msg, kind) and messages.command_values(msg) == (0.1, -0.2, 0.3)
+        assert isinstance(msg, kind) and command_values(msg) == (0.1, -0.2, 0.3)
     status = json.loads(messages.status_message('robot1', 'active', (1.0, 2.0), 3.5).data)
     assert status == {'robot': 'robot1', 'state': 'active', 'goal': [1.0, 2.0],
                       'distance': 3.5, 'reason': ''}

@@ -8,36 +8,28 @@ clock (use_sim_time), so ticks happen when it says.
 
 import json
 import math
-import time
 
 from geometry_msgs.msg import PoseStamped, Twist
 from nav_msgs.msg import Odometry
 from orca_nav.ros import messages
-from orca_nav.ros.node import OrcaNavNode
 import pytest
-import rclpy
-from rclpy.executors import SingleThreadedExecutor
-from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile
-from rosgraph_msgs.msg import Clock
 from std_msgs.msg import Empty, String
+
+from helpers import NodeRig  # noqa: I100 -- test/ is on sys.path
 
 DOMAIN_ID = 71
 PERIOD = 0.1  # node period [s]
 ROBOTS = ['r1', 'r2']
 
 
-class Rig:
+class Rig(NodeRig):
     """The node plus a driver node: /clock, odometry, goals, cancels; cmd_vel and status."""
 
     def __init__(self, context):
         """Start both nodes and wait until every topic is matched."""
-        self.node = OrcaNavNode(context=context, parameter_overrides=[
-            Parameter('use_sim_time', value=True), Parameter('robots', value=ROBOTS),
-            Parameter('rate', value=1.0 / PERIOD)])
-        d = self.driver = rclpy.create_node('driver', context=context)
-        self.t = 10.0
-        self.clock = d.create_publisher(Clock, '/clock', 10)
+        super().__init__(context, ROBOTS, rate=1.0 / PERIOD, name='driver')
+        d = self.probe
         self.odom = {r: d.create_publisher(Odometry, f'/{r}/odom', 10) for r in ROBOTS}
         self.goal = {r: d.create_publisher(PoseStamped, f'/{r}/goal_pose', 10) for r in ROBOTS}
         self.cancel = {r: d.create_publisher(Empty, f'/{r}/cancel', 10) for r in ROBOTS}
@@ -47,35 +39,13 @@ class Rig:
             d.create_subscription(Twist, f'/{r}/cmd_vel', self._store(self.cmd, r), 10)
             d.create_subscription(String, f'/{r}/orca_status', self._store(self.status, r),
                                   latched)
-        self.executor = SingleThreadedExecutor(context=context)
-        self.executor.add_node(self.node)
-        self.executor.add_node(d)
-        pubs = [self.clock] + [p for g in (self.odom, self.goal, self.cancel)
-                               for p in g.values()]
-        self.spin_until(lambda: all(p.get_subscription_count() > 0 for p in pubs)
-                        and self.node.outputs.matched())
-        self.publish_clock()
-        self.spin_until(lambda: self.node.get_clock().now().nanoseconds > 0
-                        and self.node.monitor.ticks > 0)  # the first tick has run
-
-    def publish_clock(self):
-        """Publish the rig's time on /clock."""
-        clock = Clock()
-        clock.clock.sec, clock.clock.nanosec = int(self.t), int(round(self.t % 1 * 1e9))
-        self.clock.publish(clock)
+        self.start([p for g in (self.odom, self.goal, self.cancel) for p in g.values()])
 
     @staticmethod
     def _store(store, robot):
         def callback(msg):
             store[robot] = msg
         return callback
-
-    def spin_until(self, condition, timeout=5.0):
-        """Spin until condition() holds; fail on timeout."""
-        deadline = time.monotonic() + timeout
-        while not condition():
-            assert time.monotonic() < deadline, 'timed out waiting for ROS messages'
-            self.executor.spin_once(timeout_sec=0.01)
 
     def tick(self):
         """Odometry of both robots at rest, one period on; wait for the tick's messages."""
@@ -85,13 +55,10 @@ class Rig:
             msg.pose.pose.orientation.w = 1.0
             self.odom[r].publish(msg)
             self.spin_until(lambda i=i: self.node.odometry.waiting(i))  # the tick takes it
-        ticks, published = self.node.monitor.ticks, self.node.outputs.commands_published
+        published = self.node.outputs.commands_published
         self.cmd.clear()  # this tick's commands only
-        self.t += PERIOD
-        self.publish_clock()
-        self.spin_until(lambda: self.node.monitor.ticks > ticks
-                        and self.node.outputs.commands_published > published
-                        and len(self.cmd) == len(ROBOTS))
+        super().tick(lambda: self.node.outputs.commands_published > published
+                     and len(self.cmd) == len(ROBOTS))
         speeds = {r: math.hypot(m.linear.x, m.linear.y) for r, m in self.cmd.items()}
         self.spin_until(lambda: all(json.loads(self.status[r].data)['state']
                                     == self.node.outputs.states[i].value
@@ -111,12 +78,6 @@ class Rig:
         speeds = self.tick()
         assert all(s > 0.1 for s in speeds.values()), speeds
         assert [self.state(r) for r in ROBOTS] == ['active', 'active']
-
-    def close(self):
-        """Destroy both nodes."""
-        self.executor.shutdown()
-        self.node.destroy_node()
-        self.driver.destroy_node()
 
 
 @pytest.fixture

@@ -15,11 +15,9 @@ from geometry_msgs.msg import PoseWithCovarianceStamped
 import numpy as np
 from orca_nav.ros import messages
 from orca_nav.ros.intake import POSE_QOS
-from orca_nav.ros.main import make_executor
-from orca_nav.ros.node import OrcaNavNode
-from rclpy.parameter import Parameter
 
-from test_node_world import close_run, spin_until, World  # noqa: I100 -- test/ is on sys.path
+from helpers import NodeRig  # noqa: I100 -- test/ is on sys.path
+from test_node_world import close_run, World  # noqa: I100 -- test/ is on sys.path
 
 DOMAIN_ID = 75
 RATE = 10.0
@@ -37,31 +35,22 @@ def run(context, drift=0.0, sigma=0.02, localised=True, bad_pose_at=None, max_ti
     """
     names = ['mover', 'parked']
     starts = [(-2.5, 0.0, 0.0), PARKED + (0.0,)]
-    params = [Parameter('use_sim_time', value=True), Parameter('robots', value=['mover']),
-              Parameter('observed_robots', value=['parked']), Parameter('rate', value=RATE),
-              Parameter('radius', value=RADIUS), Parameter('max_speed', value=0.5),
-              Parameter('publish_markers', value=False)]
+    given = {'observed_robots': ['parked'], 'radius': RADIUS, 'max_speed': 0.5,
+             'publish_markers': False}
     if localised:
-        params.append(Parameter('parked.pose_topic', value='amcl_pose'))
+        given['parked.pose_topic'] = 'amcl_pose'
     world = World(context, names, starts, ['holonomic'] * 2, [RADIUS] * 2)
     pose_pub = world.node.create_publisher(PoseWithCovarianceStamped, '/parked/amcl_pose',
                                            POSE_QOS)
-    node = OrcaNavNode(context=context, parameter_overrides=params)
-    executor = make_executor(node.settings.params.executor, context=context)
-    executor.add_node(node)
-    executor.add_node(world.node)
+    # The node's own executor; the rig's clock is the world's time.
+    rig = NodeRig(context, ['mover'], rate=RATE, executor='node', start=world.t, **given)
+    rig.executor.add_node(world.node)
+    node = rig.node
     facts = {'closest': math.inf, 'placement_error': 0.0, 'odometry_error': 0.0}
     try:
-        spin_until(executor, lambda: all(p.get_subscription_count() > 0
-                                         for p in world.odom_pubs + world.goal_pubs[:1])
-                   and world.clock_pub.get_subscription_count() > 0
-                   and node.outputs.matched()
-                   and (pose_pub.get_subscription_count() > 0 or not localised))
-        world.publish_clock()
-        spin_until(executor, lambda: node.get_clock().now().nanoseconds > 0
-                   and node.monitor.ticks > 0)
+        rig.start(world.odom_pubs + world.goal_pubs[:1] + ([pose_pub] if localised else []))
         world.goal_pubs[0].publish(messages.make_goal(2.5, 0.0, frame_id='map'))
-        spin_until(executor, lambda: node.controller.has_goal.all())
+        rig.spin_until(lambda: node.controller.has_goal.all())
         dt = 1.0 / RATE
         tick = 0
         while world.t < max_time:
@@ -77,14 +66,10 @@ def run(context, drift=0.0, sigma=0.02, localised=True, bad_pose_at=None, max_ti
                 frame = 'odom' if tick == bad_pose_at else 'map'
                 pose_pub.publish(messages.make_localisation(
                     *world.pose[1], sigma=sigma, frame_id=frame, stamp=stamp))
-            spin_until(executor, lambda: all(node.odometry.waiting(i) for i in range(2))
-                       and (not (sent_pose and localised) or node.poses.waiting(1)))
-            ticks = node.monitor.ticks
-            world.t += dt
-            world.publish_clock()
-            world.t -= dt
-            spin_until(executor, lambda: node.monitor.ticks > ticks
-                       and world.cmd_count[0] == node.outputs.commands_published)
+            rig.spin_until(lambda: all(node.odometry.waiting(i) for i in range(2))
+                           and (not (sent_pose and localised) or node.poses.waiting(1)))
+            # The clock to world.t + dt: a tick, and its command received.
+            rig.tick(lambda: world.cmd_count[0] == node.outputs.commands_published)
             placed = node._result.positions[1]
             err = float(np.hypot(*(placed - world.pose[1, :2])))
             facts.setdefault('errors', []).append(round(err, 3))
@@ -103,7 +88,7 @@ def run(context, drift=0.0, sigma=0.02, localised=True, bad_pose_at=None, max_ti
                       for key in ('poses_received', 'poses_rejected', 'tick_errors')})
         return world, facts
     finally:
-        close_run(executor, node, world)
+        close_run(rig, world)
 
 
 def test_drifting_odometry_robot_is_placed_by_its_amcl_pose(context):

@@ -7,13 +7,13 @@ a node never observes the robots it commands; robots_namespace moves the robots'
 """
 
 from orca_nav.ros.node import OrcaNavNode
+from orca_nav.testing.rig import spin_until
 import pytest
 from rcl_interfaces.srv import GetParameters, ListParameters
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 
 DOMAIN_ID = 70
-CALL_TIMEOUT = 10.0  # [s] for a parameter service call over DDS
 
 
 def _node(context, tmp_path, text, **kwargs):
@@ -25,10 +25,9 @@ def _node(context, tmp_path, text, **kwargs):
 
 
 def _call(executor, client, request):
-    assert client.wait_for_service(timeout_sec=CALL_TIMEOUT)
+    spin_until(executor, client.service_is_ready, what=client.srv_name)
     future = client.call_async(request)
-    executor.spin_until_future_complete(future, timeout_sec=CALL_TIMEOUT)
-    assert future.done()
+    spin_until(executor, future.done, what=f'the reply of {client.srv_name}')
     return future.result()
 
 

@@ -6,21 +6,16 @@ the node's ticks; the map's walls are checked for contact (the node sees them on
 """
 
 import json
-import time
 
 from nav_msgs.msg import OccupancyGrid, Path
 import numpy as np
 from orca_nav.core.grid import GridMap
 from orca_nav.ros import messages
-from orca_nav.ros.main import make_executor
-from orca_nav.ros.node import OrcaNavNode
 import pytest
-from rclpy.node import Node
-from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
-from helpers import matched, SimClock, spin_until, World  # noqa: I100 -- test/ on sys.path
+from helpers import NodeRig, World  # noqa: I100 -- test/ on sys.path
 
 DOMAIN_ID = 26
 RATE = 10.0
@@ -56,42 +51,27 @@ def walls_of(msg):
     return grid.wall_segments()
 
 
-class Rig:
+class Rig(NodeRig):
     """The node, a world, a clock and a map publisher on one executor, lock-stepped."""
 
     def __init__(self, context, names, starts, drive='holonomic', walls=(), **params):
-        overrides = {'use_sim_time': True, 'robots': list(names), 'rate': RATE,
-                     'progress_timeout': 10.0, 'drive': drive,
+        overrides = {'progress_timeout': 10.0, 'drive': drive,
                      # The lock-stepped world applies each command at once, without latency.
                      'latency_compensation': False}
         overrides.update(params)
-        self.node = OrcaNavNode(context=context, parameter_overrides=[
-            Parameter(k, value=v) for k, v in overrides.items()])
-        self.test = Node('route_test', context=context)
-        self.world = World(self.test, names, starts, drive, walls=walls)
+        super().__init__(context, names, rate=RATE, name='route_test', start=1.0, **overrides)
+        self.world = World(self.probe, names, starts, drive, walls=walls)
         self.world.scan_pubs = []  # the node knows the walls from the map only
-        self.clock = SimClock(self.test)
-        self.map_pub = self.test.create_publisher(OccupancyGrid, '/map', LATCHED)
-        self.plan_pubs = [self.test.create_publisher(Path, f'/{r}/plan', 10) for r in names]
+        self.map_pub = self.probe.create_publisher(OccupancyGrid, '/map', LATCHED)
+        self.plan_pubs = [self.probe.create_publisher(Path, f'/{r}/plan', 10) for r in names]
         self.status, self.routes = {}, {}
         for r in names:
-            self.test.create_subscription(
+            self.probe.create_subscription(
                 String, f'/{r}/orca_status',
                 lambda m, r=r: self.status.__setitem__(r, json.loads(m.data)), LATCHED)
-            self.test.create_subscription(
+            self.probe.create_subscription(
                 Path, f'/{r}/orca_route', lambda m, r=r: self.routes.__setitem__(r, m), LATCHED)
-        self.executor = make_executor('single', context=context)
-        self.executor.add_node(self.node)
-        self.executor.add_node(self.test)
-        self.spin_until(lambda: matched(self.world.odom_pubs + self.world.goal_pubs
-                                        + [self.clock.pub])() and self.node.outputs.matched())
-        self.clock.publish()
-        # The clock is set and the timer's first tick (at the start time) has run.
-        self.spin_until(lambda: self.node.get_clock().now().nanoseconds > 0
-                        and self.node.monitor.ticks > 0)
-
-    def spin_until(self, predicate, timeout=10.0):
-        spin_until(self.executor, predicate, timeout)
+        self.start(self.world.odom_pubs + self.world.goal_pubs)
 
     def publish_map(self, msg):
         count = self.node.controller.navigator.maps_received + self.node.maps_rejected
@@ -118,12 +98,8 @@ class Rig:
         # Lock-stepped with the planner too: the node plans in a worker process off the tick;
         # the clock waits for it, so a plan comes the tick after it was asked for however
         # busy the machine is (else robots drive on without routes for more simulated time).
-        self.spin_until(self.planner_idle, timeout=30.0)
-        ticks = self.node.monitor.ticks
-        self.clock.t = round(self.clock.t + 1.0 / RATE, 6)  # no float drift below 1 us
-        self.clock.publish()
-        self.spin_until(lambda: self.node.monitor.ticks > ticks and (
-            self.world.cmd_count == self.node.outputs.commands_published).all())
+        self.spin_until(self.planner_idle)
+        self.tick(self.commands_in(lambda: self.world.cmd_count))
         self.world.integrate(1.0 / RATE)
 
     def planner_idle(self):
@@ -132,11 +108,11 @@ class Rig:
         return ((nav._pending_map is None or nav._pending_map[2].done())
                 and all(job.done() for job in nav._jobs))
 
-    def step_until(self, predicate, timeout=20.0):
-        """Step until predicate() holds (plans arrive at ticks); fail after timeout [s] wall."""
-        deadline = time.monotonic() + timeout
+    def step_until(self, predicate, max_time=20.0):
+        """Step until predicate() holds (plans arrive at ticks); fail after max_time [s sim]."""
+        start = self.clock.t
         while not predicate():
-            assert time.monotonic() < deadline, 'timed out stepping until the condition held'
+            assert self.clock.t - start < max_time, 'stepped max_time without the condition'
             self.step()
 
     def run(self, goals, max_time, tolerance=0.1):
@@ -149,13 +125,6 @@ class Rig:
             if at.all() and not self.world.cmd.any():
                 return self.clock.t - start
         return None
-
-    def close(self):
-        self.executor.remove_node(self.node)
-        self.executor.remove_node(self.test)
-        self.node.destroy_node()
-        self.test.destroy_node()
-        self.executor.shutdown()
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ parameters at declaration and on set. The test drives the node's simulated clock
 
 import json
 import math
-import time
 
 from geometry_msgs.msg import Twist, TwistStamped
 from nav_msgs.msg import Odometry
@@ -16,74 +15,43 @@ import numpy as np
 from orca_nav.ros import messages
 from orca_nav.ros.node import OrcaNavNode
 import pytest
-import rclpy
 from rclpy.exceptions import InvalidParameterValueException
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile
-from rosgraph_msgs.msg import Clock
 from std_msgs.msg import Float64, String
 from visualization_msgs.msg import MarkerArray
+
+from helpers import command_values, NodeRig  # noqa: I100 -- test/ is on sys.path
 
 DOMAIN_ID = 22
 PERIOD = 0.1  # node period [s] (rate 10 Hz)
 
 
-class Rig:
-    """The node under test plus a driver node that owns /clock, odometry, goals and cmd_vel."""
+class Rig(NodeRig):
+    """The node under test plus a probe node that owns /clock, odometry, goals and cmd_vel."""
 
     def __init__(self, context, robots, **overrides):
         """Start the node with these robots and parameter overrides; wait for discovery."""
-        params = [Parameter('use_sim_time', value=True), Parameter('robots', value=robots),
-                  Parameter('rate', value=1.0 / PERIOD)]
-        params += [Parameter(k, value=v) for k, v in overrides.items()]
-        self.node = OrcaNavNode(context=context, parameter_overrides=params)
-        self.driver = rclpy.create_node('driver', context=context)
+        super().__init__(context, robots, rate=1.0 / PERIOD, name='driver', **overrides)
         self.robots = list(robots)
-        self.t = 10.0
-        self.clock_pub = self.driver.create_publisher(Clock, '/clock', 10)
-        self.odom_pubs = {r: self.driver.create_publisher(Odometry, f'/{r}/odom', 10)
-                          for r in robots}
-        self.goal_pubs = {r: self.driver.create_publisher(
+        d = self.probe
+        self.odom_pubs = {r: d.create_publisher(Odometry, f'/{r}/odom', 10) for r in robots}
+        self.goal_pubs = {r: d.create_publisher(
             type(messages.make_goal(0, 0)), f'/{r}/goal_pose', 10) for r in robots}
         self.cmd = dict.fromkeys(robots)
         self.cmd_count = dict.fromkeys(robots, 0)
         self.cmd_type = TwistStamped if overrides.get('cmd_vel_stamped') else Twist
         self.last_msg = {}
         for r in robots:
-            self.driver.create_subscription(self.cmd_type, f'/{r}/cmd_vel', self._cmd_cb(r), 10)
-        self.executor = SingleThreadedExecutor(context=context)
-        self.executor.add_node(self.node)
-        self.executor.add_node(self.driver)
-        self.spin_until(lambda: all(p.get_subscription_count() > 0 for p in
-                                    list(self.odom_pubs.values())
-                                    + list(self.goal_pubs.values()) + [self.clock_pub])
-                        and self.node.outputs.matched())
-        self.publish_clock()
-        # The clock is set and the timer's first tick (at the rig's start time) has run.
-        self.spin_until(lambda: self.node.get_clock().now().nanoseconds > 0
-                        and self.node.monitor.ticks > 0)
+            d.create_subscription(self.cmd_type, f'/{r}/cmd_vel', self._cmd_cb(r), 10)
+        self.start(list(self.odom_pubs.values()) + list(self.goal_pubs.values()))
 
     def _cmd_cb(self, robot):
         def cb(msg):
             self.last_msg[robot] = msg
-            self.cmd[robot] = messages.command_values(msg)
+            self.cmd[robot] = command_values(msg)
             self.cmd_count[robot] += 1
         return cb
-
-    def spin_until(self, condition, timeout=5.0):
-        """Spin until condition() holds; fail on timeout."""
-        deadline = time.monotonic() + timeout
-        while not condition():
-            assert time.monotonic() < deadline, 'timed out waiting for ROS messages'
-            self.executor.spin_once(timeout_sec=0.01)
-
-    def publish_clock(self):
-        """Publish the rig's time on /clock."""
-        msg = Clock()
-        msg.clock.sec = int(self.t)
-        msg.clock.nanosec = int(round((self.t - int(self.t)) * 1e9))
-        self.clock_pub.publish(msg)
 
     def odom(self, robot, x, y, yaw=0.0, vx=0.0):
         """Publish one odometry message of robot and wait until the node has it."""
@@ -105,19 +73,9 @@ class Rig:
 
     def tick(self):
         """Advance the clock one period; wait for the tick and a command for every robot."""
-        ticks = self.node.monitor.ticks
-        self.t += PERIOD
-        self.publish_clock()
         # Every command round the node has published, received (none still in flight).
-        self.spin_until(lambda: self.node.monitor.ticks > ticks and all(
-            self.cmd_count[r] == self.node.outputs.commands_published for r in self.robots))
+        super().tick(self.commands_in(self.cmd_count.values))
         return {r: self.cmd[r] for r in self.robots}
-
-    def close(self):
-        """Destroy both nodes and the executor."""
-        self.executor.shutdown()
-        self.node.destroy_node()
-        self.driver.destroy_node()
 
 
 @pytest.fixture
@@ -151,13 +109,13 @@ def test_no_odometry_gives_zero_and_stale_odometry_zero_within_two_ticks(rig_fac
     rig.odom('r1', 0.0, 0.0)
     assert speed(rig.tick()['r1']) > 0.1
     # r1's odometry stops at time t_last; r2's keeps coming.
-    t_last = rig.t
+    t_last = rig.clock.t
     zero_at = None
     for _ in range(10):
         rig.odom('r2', 0.0, 3.0)
         cmds = rig.tick()
         if cmds['r1'] == (0.0, 0.0, 0.0) and zero_at is None:
-            zero_at = rig.t
+            zero_at = rig.clock.t
         if zero_at is not None:
             assert cmds['r1'] == (0.0, 0.0, 0.0), 'stale robot must stay stopped'
     assert zero_at is not None
@@ -311,7 +269,7 @@ def test_missed_periods_are_counted(rig_factory):
     rig.tick()
     rig.tick()
     assert rig.node.tick_stats()['missed_periods'] == 0
-    rig.t += 2 * PERIOD
+    rig.clock.t += 2 * PERIOD
     rig.tick()
     assert rig.node.tick_stats()['missed_periods'] == 2
     rig.tick()
@@ -322,9 +280,9 @@ def test_stamped_commands_status_and_markers(rig_factory):
     """Stamped commands on request (Nav2 on Kilted), latched JSON status, ~/markers."""
     rig = rig_factory(['r1', 'r2'], cmd_vel_stamped=True, marker_rate=5.0)
     markers, status = [], {}
-    rig.driver.create_subscription(MarkerArray, '/orca_nav/markers', markers.append, 10)
+    rig.probe.create_subscription(MarkerArray, '/orca_nav/markers', markers.append, 10)
     for r in ('r1', 'r2'):
-        rig.driver.create_subscription(
+        rig.probe.create_subscription(
             String, f'/{r}/orca_status', lambda m, r=r: status.__setitem__(r, json.loads(m.data)),
             QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL))
     rig.odom('r1', 0.0, 0.0)
@@ -334,7 +292,7 @@ def test_stamped_commands_status_and_markers(rig_factory):
         cmds = rig.tick()
     msg = rig.last_msg['r1']
     assert isinstance(msg, TwistStamped) and msg.header.frame_id == 'r1/base_link'
-    assert msg.header.stamp.sec == int(rig.t) and cmds['r1'][0] > 0.1
+    assert msg.header.stamp.sec == int(rig.clock.t) and cmds['r1'][0] > 0.1
     rig.spin_until(lambda: markers and len(status) == 2)
     assert status['r1']['state'] == 'active' and status['r1']['goal'] == [3.0, 0.0]
     assert status['r2'] == {'robot': 'r2', 'state': 'no_odometry', 'goal': None,
@@ -347,8 +305,7 @@ def test_stamped_commands_status_and_markers(rig_factory):
     for _ in range(5):
         rig.odom('r1', 0.0, 0.0)
         rig.tick()
-    for _ in range(20):
-        rig.executor.spin_once(timeout_sec=0.01)
+    rig.spin_for(0.2)
     assert len(markers) == count
 
 
@@ -462,10 +419,10 @@ def test_priority_override_is_shown_and_a_bad_duration_is_refused(rig_factory):
     """/<r>/orca_priority: 2 s makes r1 immovable (status says so); -1 and NaN change nothing."""
     rig = rig_factory(['r1', 'r2'])
     status = {}
-    rig.driver.create_subscription(
+    rig.probe.create_subscription(
         String, '/r1/orca_status', lambda m: status.__setitem__('r1', json.loads(m.data)),
         QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL))
-    priority = rig.driver.create_publisher(Float64, '/r1/orca_priority', 10)
+    priority = rig.probe.create_publisher(Float64, '/r1/orca_priority', 10)
     rig.spin_until(lambda: priority.get_subscription_count() > 0)
     rig.odom('r1', 0.0, 0.0)
     rig.odom('r2', 5.0, 0.0)
@@ -478,9 +435,9 @@ def test_priority_override_is_shown_and_a_bad_duration_is_refused(rig_factory):
     rig.tick()
     rig.spin_until(lambda: 'r1' in status)
     assert status['r1']['priority'] is False
-    assert not rig.node.controller.give_way.overridden(rig.t).any()
+    assert not rig.node.controller.give_way.overridden(rig.clock.t).any()
     priority.publish(Float64(data=2.0))
-    rig.spin_until(lambda: rig.node.controller.give_way.overridden(rig.t + 0.2)[0])
+    rig.spin_until(lambda: rig.node.controller.give_way.overridden(rig.clock.t + 0.2)[0])
     rig.tick()
     rig.spin_until(lambda: status['r1']['priority'] is True)
     assert status['r1']['weight'] == 0.5 and status['r1']['group'] == 'default'

@@ -26,9 +26,8 @@ from orca_nav.control.planning import PlanningWorker
 from orca_nav.ros import messages
 from orca_nav.ros.outputs import LATCHED_QOS
 from orca_nav.sim.processes import Child, child_env
+from orca_nav.testing.rig import command_values, pid_running, Probe
 import pytest
-import rclpy
-from rclpy.executors import SingleThreadedExecutor
 from std_msgs.msg import String
 
 DOMAIN_ID = 62
@@ -41,24 +40,22 @@ PARENT = [sys.executable, '-c', 'import subprocess, sys; p = subprocess.Popen(sy
 PR_SET_CHILD_SUBREAPER = 36
 
 
-class Probe:
+class CommandProbe(Probe):
     """Odometry and goals in, the robots' last commands out, on the test's context."""
 
     def __init__(self, context):
-        """Create the probe node and its executor."""
-        self.node = rclpy.create_node('signals_probe', context=context)
-        self.executor = SingleThreadedExecutor(context=context)
-        self.executor.add_node(self.node)
+        """Create the probe node, its executor and its publishers."""
+        super().__init__(context, 'signals_probe')
         self.last, self.nonzero = {}, dict.fromkeys(ROBOTS, 0)
-        self.odom = [self.node.create_publisher(Odometry, f'/{r}/odom', 10) for r in ROBOTS]
-        self.goals = [self.node.create_publisher(type(messages.make_goal(0, 0)),
-                                                 f'/{r}/goal_pose', 10) for r in ROBOTS]
+        self.odom = [self.probe.create_publisher(Odometry, f'/{r}/odom', 10) for r in ROBOTS]
+        self.goals = [self.probe.create_publisher(type(messages.make_goal(0, 0)),
+                                                  f'/{r}/goal_pose', 10) for r in ROBOTS]
         for r in ROBOTS:
-            self.node.create_subscription(Twist, f'/{r}/cmd_vel', self._on_cmd(r), 10)
+            self.probe.create_subscription(Twist, f'/{r}/cmd_vel', self._on_cmd(r), 10)
 
     def _on_cmd(self, robot):
         def callback(msg):
-            self.last[robot] = messages.command_values(msg)
+            self.last[robot] = command_values(msg)
             self.nonzero[robot] += any(self.last[robot])
         return callback
 
@@ -72,30 +69,11 @@ class Probe:
                 msg.pose.pose.orientation.w = 1.0
                 pub.publish(msg)
                 self.goals[i].publish(messages.make_goal(3.0 * i, 5.0))
-            self.spin(0.05)
+            self.spin_for(0.05)
             if all(r in self.last and abs(self.last[r][0]) + abs(self.last[r][1]) > 0.1
                    for r in ROBOTS):
                 return True
             assert alive(), 'the node exited'
-        return False
-
-    def spin(self, seconds):
-        """Spin the probe for about ``seconds``."""
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            self.executor.spin_once(timeout_sec=0.02)
-
-    def close(self):
-        """Destroy the probe."""
-        self.executor.shutdown()
-        self.node.destroy_node()
-
-
-def _running(pid):
-    """Whether process ``pid`` runs (exists and is no zombie)."""
-    try:
-        return Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()[0] != 'Z'
-    except (OSError, IndexError):
         return False
 
 
@@ -114,22 +92,22 @@ def test_node_stops_every_robot_and_exits_when_its_launcher_dies(context, tmp_pa
     _subreaper(True)
     parent = subprocess.Popen(PARENT + NODE, env=env, stdout=subprocess.PIPE, stderr=log)
     node_pid = int(parent.stdout.readline())
-    probe = Probe(context)
+    probe = CommandProbe(context)
     status = None
 
     def output():
         return (tmp_path / 'node.log').read_text(errors='replace')
     try:
-        assert probe.drive(lambda: _running(node_pid)), output()
+        assert probe.drive(lambda: pid_running(node_pid)), output()
         parent.kill()
         parent.wait()
         deadline = time.monotonic() + 15.0
         while time.monotonic() < deadline and status is None:
-            probe.spin(0.1)
+            probe.spin_for(0.1)
             pid, code = os.waitpid(node_pid, os.WNOHANG)
             status = code if pid else None
         moving = dict(probe.nonzero)
-        probe.spin(1.0)  # nothing moves any more
+        probe.spin_for(1.0)  # nothing moves any more
         assert status is not None, f'the orphaned node is still running:\n{output()}'
         assert os.waitstatus_to_exitcode(status) == 0, output()
         assert 'is gone: stopping every robot and exiting' in output()
@@ -149,23 +127,18 @@ def test_node_stops_every_robot_and_exits_when_its_launcher_dies(context, tmp_pa
 def test_sim_time_without_clock_warns_once_and_reports_a_status(context, tmp_path):
     """use_sim_time:=true, no /clock: a warning after a few seconds and a no_clock status."""
     child = Child('node', NODE + ['-p', 'use_sim_time:=true'], child_env(DOMAIN_ID), tmp_path)
-    node = rclpy.create_node('clock_probe', context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
+    rig = Probe(context, 'clock_probe')
     statuses = []
-    node.create_subscription(String, f'/{ROBOTS[0]}/orca_status',
-                             lambda msg: statuses.append(json.loads(msg.data)), LATCHED_QOS)
+    rig.probe.create_subscription(String, f'/{ROBOTS[0]}/orca_status',
+                                  lambda msg: statuses.append(json.loads(msg.data)), LATCHED_QOS)
     try:
-        deadline = time.monotonic() + 60.0
-        while time.monotonic() < deadline and not statuses and child.alive():
-            executor.spin_once(timeout_sec=0.1)
+        rig.spin_until(lambda: statuses or not child.alive(), 60.0, 'a status')
         assert statuses, child.tail()
         assert statuses[0]['state'] == 'no_clock' and '/clock' in statuses[0]['reason']
         time.sleep(1.0)
     finally:
         code = child.stop()
-        executor.shutdown()
-        node.destroy_node()
+        rig.close()
     text = Path(child.log_path).read_text()
     assert code == 0, text
     assert text.count('no /clock message has come') == 1, text

@@ -18,31 +18,26 @@ its own robots only and takes every robot's odometry.
 """
 
 import json
-import os
-from pathlib import Path
-import subprocess
 import sys
 import time
 
 import numpy as np
 from orca_nav.ros import fleet
 from orca_nav.ros import messages
-from orca_nav.ros.main import make_executor
 from orca_nav.ros.node import OrcaNavNode
+from orca_nav.sim.processes import Child, child_env
 import pytest
-import rclpy
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from std_msgs.msg import String
 import yaml
 
-from test_node_world import circle_swap, spin_until, World  # noqa: I100 -- test/ is on sys.path
+from helpers import Probe  # noqa: I100 -- test/ is on sys.path
+from test_node_world import circle_swap, World  # noqa: I100 -- test/ is on sys.path
 
 DOMAIN_ID = 80
 RATE = 10.0
 RADIUS = 0.2
 GOAL_TOLERANCE = 0.1
-REPO = Path(__file__).resolve().parents[1]
 
 
 def run_split(context, n_robots, n_nodes, observe=True, max_time=60.0, blind_time=8.0):
@@ -60,7 +55,7 @@ def run_split(context, n_robots, n_nodes, observe=True, max_time=60.0, blind_tim
     plans = fleet.plan_nodes('central', names, overrides=overrides, nodes=n_nodes)
     world = World(context, names, starts, ['holonomic'] * n_robots, [RADIUS] * n_robots)
     nodes = []
-    executor = None
+    rig = None
     try:
         for plan in plans:
             given = dict(plan.parameters[-1], use_sim_time=True, rate=RATE,
@@ -70,35 +65,35 @@ def run_split(context, n_robots, n_nodes, observe=True, max_time=60.0, blind_tim
             nodes.append(OrcaNavNode(
                 plan.name, context=context, namespace=plan.namespace,
                 parameter_overrides=[Parameter(k, value=v) for k, v in given.items()]))
-        executor = make_executor(nodes[0].settings.params.executor, context=context)
+        # The nodes' own executor; the probe's clock is the world's time.
+        rig = Probe(context, 'split_clock', start=world.t,
+                    executor=nodes[0].settings.params.executor)
         for node in nodes + [world.node]:
-            executor.add_node(node)
+            rig.executor.add_node(node)
         rows = [[names.index(r) for r in plan.robots] for plan in plans]
         n_seen = [len(node.settings.names) for node in nodes]
-        spin_until(executor, lambda: all(p.get_subscription_count() >= 1 for p in world.goal_pubs)
-                   and all(p.get_subscription_count() >= (n_nodes if observe else 1)
-                           for p in world.odom_pubs)
-                   and world.clock_pub.get_subscription_count() >= n_nodes
-                   and all(node.outputs.matched() for node in nodes))
-        world.publish_clock()
-        spin_until(executor, lambda: all(node.get_clock().now().nanoseconds > 0
-                                         and node.monitor.ticks > 0 for node in nodes))
+        rig.spin_until(lambda: all(p.get_subscription_count() >= 1 for p in world.goal_pubs)
+                       and all(p.get_subscription_count() >= (n_nodes if observe else 1)
+                               for p in world.odom_pubs)
+                       and rig.clock.pub.get_subscription_count() >= n_nodes
+                       and all(node.outputs.matched() for node in nodes))
+        rig.clock.publish()
+        rig.spin_until(lambda: all(node.get_clock().now().nanoseconds > 0
+                                   and node.monitor.ticks > 0 for node in nodes))
         for i, pub in enumerate(world.goal_pubs):
             pub.publish(messages.make_goal(goals[i][0], goals[i][1], frame_id='map'))
-        spin_until(executor, lambda: all(node.controller.has_goal.all() for node in nodes))
+        rig.spin_until(lambda: all(node.controller.has_goal.all() for node in nodes))
         arrival = None
         dt = 1.0 / RATE
         while world.t < max_time:
             for i, pub in enumerate(world.odom_pubs):
                 pub.publish(world.odometry(i))
             # Every node holds the newest odometry of every robot it commands or observes.
-            spin_until(executor, lambda: all(node.odometry.waiting(i) for node, n in
-                                             zip(nodes, n_seen) for i in range(n)))
+            rig.spin_until(lambda: all(node.odometry.waiting(i) for node, n in
+                                       zip(nodes, n_seen) for i in range(n)))
             ticks = [node.monitor.ticks for node in nodes]
-            world.t += dt
-            world.publish_clock()
-            world.t -= dt
-            spin_until(executor, lambda: all(
+            rig.clock.advance(dt)  # world.t + dt
+            rig.spin_until(lambda: all(
                 node.monitor.ticks > t and (world.cmd_count[r] == node.outputs.commands_published)
                 .all() for node, t, r in zip(nodes, ticks, rows)))
             world.commands.append(world.cmd.copy())
@@ -111,12 +106,12 @@ def run_split(context, n_robots, n_nodes, observe=True, max_time=60.0, blind_tim
                 break
         return world, plans, [node.tick_stats() for node in nodes], arrival
     finally:
-        if executor is not None:
-            for node in nodes + [world.node]:
-                executor.remove_node(node)
-            executor.shutdown()
         for node in nodes + [world.node]:
+            if rig is not None:
+                rig.executor.remove_node(node)
             node.destroy_node()
+        if rig is not None:
+            rig.close()
 
 
 def test_two_nodes_each_commanding_half_a_ring_swap_observing_the_other_half(context):
@@ -154,16 +149,14 @@ def test_without_observing_the_halves_run_into_each_other(context):
     assert all(s['tick_errors'] == 0 for s in stats)
 
 
-def _start(plan, path):
+def _start(plan, folder):
     """Start a planned node as ``ros2 launch`` would: its name, namespace, then its params."""
+    path = folder / f'{plan.name}.yaml'
     path.write_text(yaml.safe_dump({'/**': {'ros__parameters': plan.parameters[-1]}}))
-    env = dict(os.environ, ROS_DOMAIN_ID=str(DOMAIN_ID), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST',
-               PYTHONUNBUFFERED='1')
-    env['PYTHONPATH'] = os.pathsep.join([str(REPO)] + [p for p in [env.get('PYTHONPATH')] if p])
-    return subprocess.Popen(
-        [sys.executable, '-m', 'orca_nav.node', '--ros-args', '-r', f'__node:={plan.name}',
-         '-r', f'__ns:=/{plan.namespace}', '--params-file', str(path)] + plan.arguments[1:],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return Child(plan.name, [sys.executable, '-m', 'orca_nav.node', '--ros-args', '-r',
+                             f'__node:={plan.name}', '-r', f'__ns:=/{plan.namespace}',
+                             '--params-file', str(path)] + plan.arguments[1:],
+                 child_env(DOMAIN_ID), folder)
 
 
 @pytest.mark.slow
@@ -177,10 +170,9 @@ def test_split_nodes_as_processes_command_their_share_and_take_every_odometry(co
     """
     plans = fleet.plan_launch({'robots': 'robot1..robot6', 'nodes': '3', 'namespace': 'fleet'})
     names = [r for p in plans for r in p.robots]
-    procs = [_start(p, tmp_path / f'{p.name}.yaml') for p in plans]
-    probe = rclpy.create_node('split_probe', context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(probe)
+    procs = [_start(p, tmp_path) for p in plans]
+    rig = Probe(context, 'split_probe')
+    probe = rig.probe
     stats = {}
     for p in plans:
         probe.create_subscription(
@@ -200,20 +192,14 @@ def test_split_nodes_as_processes_command_their_share_and_take_every_odometry(co
         deadline = time.monotonic() + 60.0
         while time.monotonic() < deadline and (graph() != (want_cmd, want_odom)
                                                or len(stats) < len(plans)):
-            executor.spin_once(timeout_sec=0.1)
+            rig.spin_for(0.1)
             for proc in procs:
-                assert proc.poll() is None, proc.communicate()[0]
+                assert proc.alive(), proc.tail()
         assert graph() == (want_cmd, want_odom)
         assert sorted(stats) == ['orca_nav_0', 'orca_nav_1', 'orca_nav_2']
         assert all(s['tick_errors'] == 0 for s in stats.values())
         assert not probe.get_publishers_info_by_topic('/fleet/orca_nav/tick_stats')
     finally:
         for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(timeout=10.0)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        executor.shutdown()
-        probe.destroy_node()
+            proc.stop()
+        rig.close()

@@ -10,28 +10,25 @@ tick. Lock-step makes the runs deterministic and faster than real time.
 
 import dataclasses
 import math
-import time
 
 from geometry_msgs.msg import Twist
 from helpers import WorldView
 from nav_msgs.msg import Odometry
 import numpy as np
 from orca_nav.ros import messages
-from orca_nav.ros.main import make_executor
-from orca_nav.ros.node import OrcaNavNode
 from orca_nav.sim.scenarios import load_scenario
 from orca_nav.sim.world import rows_scenario, Scanner, World as SimWorld
+from orca_nav.testing.rig import command_values
 import pytest
 import rclpy
-from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data, QoSProfile
-from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import LaserScan
+
+from helpers import NodeRig  # noqa: I100 -- test/ is on sys.path
 
 DOMAIN_ID = 21
 RATE = 10.0              # node rate [Hz]
 SUBSTEPS = 10            # world integration (and contact checking) steps per node period
-WAIT_TIMEOUT = 5.0       # [s] wall time to wait for messages before failing
 SCAN_BEAMS = 360         # beams of the simulated 360 degree laser
 SCAN_RANGE = 6.0         # [m] its maximum range
 
@@ -65,7 +62,6 @@ class World(WorldView):
         self.t = 1.0
         self.scan_pubs = [self.node.create_publisher(LaserScan, f'/{r}/scan',
                                                      qos_profile_sensor_data) for r in names]
-        self.clock_pub = self.node.create_publisher(Clock, '/clock', 10)
         self.odom_pubs = [self.node.create_publisher(Odometry, f'/{r}/odom', 10) for r in names]
         self.goal_pubs = [self.node.create_publisher(
             type(messages.make_goal(0, 0)), f'/{r}/goal_pose', 10) for r in names]
@@ -75,16 +71,9 @@ class World(WorldView):
 
     def _cmd_cb(self, i):
         def cb(msg):
-            self.cmd[i] = messages.command_values(msg)
+            self.cmd[i] = command_values(msg)
             self.cmd_count[i] += 1
         return cb
-
-    def publish_clock(self):
-        """Publish the world time on /clock."""
-        msg = Clock()
-        msg.clock.sec = int(self.t)
-        msg.clock.nanosec = int(round((self.t - int(self.t)) * 1e9))
-        self.clock_pub.publish(msg)
 
     def odometry(self, i):
         """Odometry of robot i in its own odometry frame, twist in the body frame."""
@@ -124,15 +113,6 @@ class World(WorldView):
         self.t += dt
 
 
-def spin_until(executor, condition, timeout=WAIT_TIMEOUT):
-    """Spin the executor until condition() holds; fail the test on timeout."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError('timed out waiting for ROS messages')
-        executor.spin_once(timeout_sec=0.01)
-
-
 def run_fleet(context, names, starts, goals, drives, radii, overrides, max_time,
               offsets=None, goal_tolerance=0.1, walls=None, walkers=()):
     """
@@ -140,51 +120,35 @@ def run_fleet(context, names, starts, goals, drives, radii, overrides, max_time,
 
     Returns (world, node statistics, arrival time or None).
     """
-    params = [Parameter('use_sim_time', value=True), Parameter('robots', value=list(names)),
-              Parameter('rate', value=RATE), Parameter('goal_tolerance', value=goal_tolerance),
-              Parameter('publish_markers', value=True)]
-    params += [Parameter(k, value=v) for k, v in overrides.items()]
     n = len(names)
     world = World(context, names, starts, drives, radii, offsets, walls, walkers)
-    node = OrcaNavNode(context=context, parameter_overrides=params)
-    # The executor orca_nav_node uses by default (EventsExecutor where rclpy has it).
-    executor = make_executor(node.settings.params.executor, context=context)
-    executor.add_node(node)
-    executor.add_node(world.node)
+    # The executor orca_nav_node uses by default (EventsExecutor where rclpy has it); the
+    # rig's clock is the world's time.
+    rig = NodeRig(context, names, rate=RATE, executor='node', start=world.t,
+                  goal_tolerance=goal_tolerance, publish_markers=True, **overrides)
+    rig.executor.add_node(world.node)
+    node = rig.node
     try:
         # Discovery: every publisher of the world has its subscriber in the node and back.
-        spin_until(executor, lambda: all(p.get_subscription_count() > 0
-                                         for p in world.odom_pubs + world.goal_pubs)
-                   and world.clock_pub.get_subscription_count() > 0
-                   and node.outputs.matched())
         scanning = walls is not None and node.settings.params.scan_enabled
-        if scanning:
-            spin_until(executor, lambda: all(p.get_subscription_count() > 0
-                                             for p in world.scan_pubs))
-        world.publish_clock()
-        spin_until(executor, lambda: node.get_clock().now().nanoseconds > 0
-                   and node.monitor.ticks > 0)  # the first tick, at the start time, has run
+        rig.start(world.odom_pubs + world.goal_pubs + (world.scan_pubs if scanning else []))
         for i, pub in enumerate(world.goal_pubs):
             pub.publish(messages.make_goal(goals[i][0], goals[i][1], frame_id='map'))
-        spin_until(executor, lambda: node.controller.has_goal.all())
+        rig.spin_until(lambda: node.controller.has_goal.all())
         arrival = None
         dt = 1.0 / RATE
         while world.t < max_time:
             # Delivered when waiting to be taken: the next tick takes them.
             for i, pub in enumerate(world.odom_pubs):
                 pub.publish(world.odometry(i))
-            spin_until(executor, lambda: all(node.odometry.waiting(i) for i in range(n)))
+            rig.spin_until(lambda: all(node.odometry.waiting(i) for i in range(n)))
             if scanning:
                 for i, pub in enumerate(world.scan_pubs):
                     pub.publish(world.scan(i))
-                spin_until(executor, lambda: all(node.scans.waiting(i) for i in range(n)))
-            ticks = node.monitor.ticks
-            world.t += dt
-            world.publish_clock()
-            world.t -= dt
-            # Every command round the node has published, received (none still in flight).
-            spin_until(executor, lambda: node.monitor.ticks > ticks
-                       and (world.cmd_count == node.outputs.commands_published).all())
+                rig.spin_until(lambda: all(node.scans.waiting(i) for i in range(n)))
+            # The clock one period on (world.t + dt); every command round the node has
+            # published, received (none still in flight).
+            rig.tick(rig.commands_in(lambda: world.cmd_count))
             world.commands.append(world.cmd.copy())
             world.integrate(dt)
             at_goal = np.linalg.norm(world.pose[:, :2] - np.asarray(goals), axis=1)
@@ -193,16 +157,14 @@ def run_fleet(context, names, starts, goals, drives, radii, overrides, max_time,
                 break
         return world, node.tick_stats(), arrival
     finally:
-        close_run(executor, node, world)
+        close_run(rig, world)
 
 
-def close_run(executor, node, world):
-    """Take the node and the world off the executor, destroy them, shut the executor down."""
-    executor.remove_node(node)
-    executor.remove_node(world.node)
-    node.destroy_node()
+def close_run(rig, world):
+    """Take the world off the rig's executor and destroy it; close the rig."""
+    rig.executor.remove_node(world.node)
     world.node.destroy_node()
-    executor.shutdown()
+    rig.close()
 
 
 def circle_swap(n, radius):

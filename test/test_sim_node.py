@@ -5,7 +5,7 @@ import os
 import time
 
 from geometry_msgs.msg import Twist, TwistStamped
-from helpers import seconds_of, spin_for, spin_until, yaw_of
+from helpers import Probe, seconds_of, spin_for, spin_until, yaw_of
 from nav_msgs.msg import OccupancyGrid, Odometry
 from nav_msgs.srv import GetMap
 import numpy as np
@@ -47,8 +47,8 @@ def world(tmp_path):
     return str(path)
 
 
-class Harness:
-    """A SimNode and a probe node on one executor in a private context."""
+class Harness(Probe):
+    """A SimNode and the rig's probe node on one executor in a private context."""
 
     def __init__(self, scenario, **params):
         """Start the simulator with the given parameters plus a probe node."""
@@ -57,10 +57,8 @@ class Harness:
         overrides = [Parameter('scenario', value=scenario)]
         overrides += [Parameter(k, value=v) for k, v in params.items()]
         self.sim = SimNode(context=self.context, parameter_overrides=overrides)
-        self.probe = rclpy.create_node('probe', context=self.context)
-        self.executor = SingleThreadedExecutor(context=self.context)
+        super().__init__(self.context)
         self.executor.add_node(self.sim)
-        self.executor.add_node(self.probe)
         self.odom, self.scans = [], []
         self.probe.create_subscription(Odometry, '/a/odom', self.odom.append,
                                        QoSProfile(depth=50))
@@ -85,9 +83,9 @@ class Harness:
 
     def close(self):
         """Tear down the nodes and the context."""
-        self.executor.shutdown()
+        self.executor.remove_node(self.sim)
         self.sim.destroy_node()
-        self.probe.destroy_node()
+        super().close()
         rclpy.try_shutdown(context=self.context)
 
 

@@ -249,12 +249,6 @@ def fill_command(msg, vx, vy, wz, stamp=None, frame_id=''):
     return msg
 
 
-def command_values(msg):
-    """(vx, vy, wz) of a Twist or TwistStamped."""
-    twist = msg.twist if isinstance(msg, TwistStamped) else msg
-    return twist.linear.x, twist.linear.y, twist.angular.z
-
-
 def status_message(robot, state, goal=None, distance=None, reason='', **give_way):
     """
     ``std_msgs/String`` with the JSON status of one robot (see docs/node.md).
