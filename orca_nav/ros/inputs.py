@@ -27,8 +27,11 @@ class MessageStore:
 
     ``attach(i, subscription)`` hands over robot i's subscription (created with keep-last 1 on
     a node that no executor spins); ``take_new`` yields each robot's newest message since the
-    last call with the time it was received, in the clock given (the node's: ROS time in a
-    simulation, from the age of the message by the system clock).
+    last call with the time it was received, in the clock given (the node's), from the age of
+    the message by the system clock. With ROS time (use_sim_time) the time is the clock's when
+    the tick takes the message: a simulation's clock may stand still while messages wait (a
+    lock-stepped one) or run at any real-time factor, so an age in wall time means nothing
+    there (and taken with it, a busy machine would change what a lock-stepped run computes).
     """
 
     def __init__(self, n, clock, context=None):
@@ -60,6 +63,7 @@ class MessageStore:
         """
         now_ns = self._clock.now().nanoseconds
         wall_ns = time.time_ns()
+        sim_time = getattr(self._clock, 'ros_time_is_active', False)
         n = len(self._subs)
         start = self._next if limit is not None else 0
         self.limited = False
@@ -82,7 +86,7 @@ class MessageStore:
             self._count[i] += 1
             self._count_dropped(i, info.get('publication_sequence_number'))
             received = info.get('received_timestamp') or wall_ns
-            yield i, msg, now_ns - max(0, wall_ns - received)
+            yield i, msg, now_ns if sim_time else now_ns - max(0, wall_ns - received)
 
     def _count_dropped(self, i, seq):
         """Count the messages of robot i's publisher between the last two taken (when known)."""

@@ -232,12 +232,27 @@ class OrcaNavNode(Node):
                                     throttle_duration_sec=WARN_THROTTLE)
             self.stop_all(wait=False)
         duration = time.perf_counter() - start
-        self.scan_quota.update(duration, len(self.odometry.inputs.scans))
+        self.scan_quota.update(self._robot_time(duration, now_ns),
+                               len(self.odometry.inputs.scans))
         if self.monitor.end(duration):  # once per second of the node's clock
             stats = self.report.take()
             self._stats_pub.publish(String(data=json.dumps(stats)))
             self._diagnostics_pub.publish(messages.diagnostics(
                 self.get_fully_qualified_name(), stats, self.get_clock().now().to_msg()))
+
+    def _robot_time(self, duration, start_ns):
+        """
+        Return how long a tick of ``duration`` [s] of wall time took for the robots [s].
+
+        The scan quota keeps commands in time by the clock the robots move by: with
+        use_sim_time, the simulation's (a lock-stepped one stands still while the node ticks,
+        so a slow machine does not leave scans unread there; Gazebo's runs at its real-time
+        factor). Otherwise the wall time.
+        """
+        clock = self.get_clock()
+        if not clock.ros_time_is_active:
+            return duration
+        return max(0.0, (clock.now().nanoseconds - start_ns) * 1e-9)
 
     def _publish_markers(self):
         if self.settings.params.publish_markers and self._result is not None:
