@@ -32,8 +32,10 @@ def pytest_sessionstart(session):
     root = os.path.dirname(os.path.dirname(os.path.abspath(orca_nav.__file__)))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [root] + [p for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if p]))
-    _compile['process'] = subprocess.Popen(
-        [sys.executable, '-c', 'from orca_nav.core import warmup; warmup()'], env=env)
+    # Two halves of orca_nav.core.warmup side by side (about 20 s each, cold, here).
+    _compile['processes'] = [subprocess.Popen(
+        [sys.executable, '-c', f'from orca_nav.core import _solver, _scan, _tracking; {part}'],
+        env=env) for part in ('_solver.warmup()', '_scan.warmup(); _tracking.warmup()')]
 
 
 def pytest_collection_modifyitems(session, config, items):
@@ -43,11 +45,12 @@ def pytest_collection_modifyitems(session, config, items):
 
 def pytest_runtest_setup(item):
     """Before a test that may need the kernels, wait until they are compiled (once)."""
-    process = _compile.get('process')
-    if process is None or item.path.name in NO_KERNELS:
+    processes = _compile.get('processes')
+    if processes is None or item.path.name in NO_KERNELS:
         return
-    del _compile['process']
-    if process.wait() != 0:
+    del _compile['processes']
+    codes = [process.wait() for process in processes]  # every one, not the first failure
+    if any(codes):
         pytest.exit('compiling the numba kernels (orca_nav.core.warmup) failed', returncode=1)
 
 
