@@ -10,22 +10,14 @@ estimates. See `Tracker` for the association, confirmation and deletion rules.
 numpy and scipy (the assignment); the per-track filter arithmetic, the shadow test and the
 ambiguity test are compiled with numba (`warmup` compiles them and the detection ahead).
 
-Example::
+Example (detections as `detect_objects` gives them; see its module for the scan side)::
 
-    >>> import numpy as np
-    >>> from orca_nav.core.raycast import cast_rays
-    >>> from orca_nav.core.scan import scan_to_points
-    >>> inc = 2 * np.pi / 720
-    >>> angles = -np.pi + np.arange(720) * inc
-    >>> ranges = cast_rays(np.zeros(2), angles, 10.0, None, [[1.5, 1.0]], [0.25])
-    >>> points, beam = scan_to_points(ranges, -np.pi, inc, 0.05, 10.0, [0.0, 0.0, 0.0])
-    >>> centres, radii = detect_objects(points, beam, 720, inc, [0.0, 0.0])
-    >>> centres.round(2).tolist(), radii.round(2).tolist()
-    ([[1.5, 1.0]], [0.25])
-    >>> tracker = Tracker()
-    >>> tracker.update(0.0, centres, radii)
-    >>> tracker.tracks().position.round(2).tolist()
-    [[1.5, 1.0]]
+    >>> tracker = Tracker(confirm_hits=2)
+    >>> tracker.update(0.0, [[1.5, 1.0]], [0.25])
+    >>> tracker.update(0.1, [[1.55, 1.0]], [0.25])
+    >>> tracks = tracker.tracks()
+    >>> tracks.position.round(2).tolist(), bool(tracks.confirmed[0])
+    ([[1.55, 1.0]], True)
 """
 
 from dataclasses import dataclass
