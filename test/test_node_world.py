@@ -302,9 +302,10 @@ def test_a_walker_only_the_scans_show_is_never_touched_with_people_tracking(cont
 
 # Lock-stepped, the run is the same on every machine (the node takes messages at the
 # simulation's time and sizes its scan quota by it). The holonomic run grazes walker w0 by
-# 0.009 m at t = 12.4 s: robot r5, crossing the walker's path at 0.5 m/s, turns toward it as
-# it passes (the track's estimate is a few centimetres off and person_margin has yielded to a
-# quarter). A known failure of the crowd issue, kept strict: a change that fixes it must say so.
+# 0.009 m at t = 12.4 s: robot r5, waiting for the walker at 0.15 m/s, counts as stalled, so
+# person_margin yields toward a quarter; it then cuts behind the walker on a track velocity a
+# few centimetres per second off. A known failure of the crowd issue (margins should yield on
+# a stall only against agents that stand), kept strict: a change that fixes it must say so.
 WALKER_GRAZE = pytest.mark.xfail(strict=True, reason='holonomic robot r5 grazes walker w0 by '
                                  '0.009 m (tracking error beyond the yielded person_margin)')
 
