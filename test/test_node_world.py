@@ -301,18 +301,9 @@ def test_a_walker_only_the_scans_show_is_never_touched_with_people_tracking(cont
 
 
 # Lock-stepped, the run is the same on every machine (the node takes messages at the
-# simulation's time and sizes its scan quota by it). The holonomic run grazes walker w0 by
-# 0.009 m at t = 12.4 s: robot r5, waiting for the walker at 0.15 m/s, counts as stalled, so
-# person_margin yields toward a quarter; it then cuts behind the walker on a track velocity a
-# few centimetres per second off. A known failure of the crowd issue (margins should yield on
-# a stall only against agents that stand), kept strict: a change that fixes it must say so.
-WALKER_GRAZE = pytest.mark.xfail(strict=True, reason='holonomic robot r5 grazes walker w0 by '
-                                 '0.009 m (tracking error beyond the yielded person_margin)')
-
-
+# simulation's time and sizes its scan quota by it).
 @pytest.mark.slow
-@pytest.mark.parametrize('drive', [pytest.param('holonomic', marks=WALKER_GRAZE),
-                                   'differential'])
+@pytest.mark.parametrize('drive', ['holonomic', 'differential'])
 def test_a_ring_swap_with_two_walkers_only_the_scans_show(context, drive):
     """
     The node's defaults plus scan_enabled: two walkers cross the ring at 1 m/s, unseen else.

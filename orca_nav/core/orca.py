@@ -690,14 +690,31 @@ def _pair_margin(soft, i, j, scale):
 
 
 @njit(cache=True)
+def _level_margin(soft, i, j, scale, moving_scale, stall, share, vj_x, vj_y):
+    """
+    Return the margin [m] a pair keeps at one level of ``solve_all``'s soft mode.
+
+    ``_pair_margin`` at scale; toward a neighbour that does not avoid (share 1), at
+    moving_scale while it walks (faster than ``SLOW_SPEED``), and only ``STANDING_MARGIN``
+    at the stall level while it stands (a gap wider than the true discs is passable).
+    """
+    if share >= 1.0:
+        if vj_x * vj_x + vj_y * vj_y > SLOW_SPEED * SLOW_SPEED:
+            return _pair_margin(soft, i, j, moving_scale)
+        if stall:
+            return STANDING_MARGIN
+    return _pair_margin(soft, i, j, scale)
+
+
+@njit(cache=True)
 def _agent_lines_soft(lines, n, i, positions, velocities, radius, agent_nbrs, soft, scale,
-                      inv_dt, cases, shares, nbr_vel):
+                      moving_scale, stall, inv_dt, cases, shares, nbr_vel):
     """
     ``_agent_lines`` with margins, per-agent horizons and look-ahead ranges (``soft``).
 
     soft : (margin, horizon, reach, cap, keep), see ``solve_all``. A pair keeps
-    ``_pair_margin`` beyond the contact radii (a kept margin whole, others x scale), looks
-    ``max(horizon_i, horizon_j)`` ahead and counts only within ``max(reach_i, reach_j)``.
+    ``_level_margin`` beyond the contact radii, looks ``max(horizon_i, horizon_j)`` ahead
+    and counts only within ``max(reach_i, reach_j)``.
     """
     margin, horizon, reach, _, _ = soft
     for k in range(agent_nbrs.shape[1]):
@@ -713,7 +730,8 @@ def _agent_lines_soft(lines, n, i, positions, velocities, radius, agent_nbrs, so
         lx, ly, ldx, ldy, cases[k] = agent_line(
             rel_x, rel_y, velocities[i, 0] - vj_x, velocities[i, 1] - vj_y,
             velocities[i, 0], velocities[i, 1],
-            radius[i] + radius[j] + _pair_margin(soft, i, j, scale),
+            radius[i] + radius[j] + _level_margin(soft, i, j, scale, moving_scale, stall,
+                                                  share, vj_x, vj_y),
             1.0 / max(horizon[i], horizon[j]), inv_dt, 1.0 if i < j else -1.0, share)
         n = _put(lines, n, lx, ly, ldx, ldy)
     return n
@@ -739,6 +757,19 @@ def _avoids_a_walker(i, agent_nbrs, responsibility):
 # An answer whose progress along the preferred velocity is below this fraction of it (in
 # soft mode) is no way forward: margins yield while they leave an agent none.
 STALL_FRACTION = 0.1
+
+# [m/s] A neighbour slower than this is standing (a tracked person's velocity noise stays
+# under it). When margins yield for a way forward (a stall, not a conflict), they yield
+# toward the agents that avoid back, standing people and obstacles, not toward people who
+# walk: a walker crossing ahead is waited for with the margin whole, not cut behind at a
+# quarter of it on a track velocity one step old. Past the last of MARGIN_SCALES, a stall
+# takes one level more, at which standing people count with their true discs only: the gap
+# between two standing people opens as soon as the discs pass.
+SLOW_SPEED = 0.25
+# [m] What a pair keeps toward a standing person at the stall level (and in the way out):
+# the step's rounding and a person's sway, not a preference. Two people 1.30 m apart (centre
+# to centre, 0.3 m radius) leave a 0.3 m robot 0.70 m; it needs 0.64 m.
+STANDING_MARGIN = 0.02
 
 
 @njit(cache=True)
@@ -835,7 +866,11 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
         uses the larger), and cap [s]. The half-planes are built with the margins, then,
         while they conflict or leave no way forward (``STALL_FRACTION``), with half of them
         and a quarter (``MARGIN_SCALES``); an answer kept with a larger margin stands when a
-        smaller one makes them conflict. If they still
+        smaller one makes them conflict. Once the half-planes are kept but leave no way
+        forward, the margins toward walking neighbours that do not avoid stay as they are;
+        those toward the others, standing ones (``SLOW_SPEED``) and obstacles yield further,
+        and one level more counts standing neighbours that do not avoid with their true
+        discs (``_level_margin``). If they still
         conflict, the agent takes ``escape.escape_velocity`` (the velocity whose first
         contact comes latest, up to ``cap``; acceleration reach and obstacle lines kept),
         not program 3's compromise nor the keep-right fallback; it is marked in
@@ -863,6 +898,8 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
         nbr_vel = np.empty((k_max, 2))
     if soft is not None:
         esc_vel = np.empty((k_max, 2))
+        esc_reach = np.empty(k_max)
+        esc_contact = np.empty(k_max)
     for i in range(n_agents):
         if not active[i]:
             continue
@@ -877,14 +914,24 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
         py = positions[i, 1]
         vx = velocities[i, 0]
         vy = velocities[i, 1]
-        n_scales = 1 if soft is None else len(MARGIN_SCALES)
+        # Soft mode: the MARGIN_SCALES, then the stall level (reached only after a stall).
+        n_scales = 1 if soft is None else len(MARGIN_SCALES) + 1
         kept = False
         kept_x = 0.0
         kept_y = 0.0
+        # The scale of the margins toward walking neighbours that do not avoid: the levels'
+        # until a stall (not a conflict) sends the loop on, then held (SLOW_SPEED).
+        moving_scale = MARGIN_SCALES[0]
         for level in range(n_scales):
+            stall = level == len(MARGIN_SCALES)
+            if stall and not kept:
+                break  # the last scale conflicts: the way out below
+            scale = MARGIN_SCALES[min(level, len(MARGIN_SCALES) - 1)]
+            if not kept:
+                moving_scale = scale
             own_radius = radius[i]
             if soft is not None:
-                own_radius += MARGIN_SCALES[level] * soft[0][i]
+                own_radius += scale * soft[0][i]
             if reach_set is None:
                 n_obst = obstacle_lines(lines, px, py, vx, vy, own_radius, inv_th_obst,
                                         obst_edges[obst_offsets[i]:obst_offsets[i + 1]],
@@ -909,8 +956,13 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
                     hard_r = radius[i] + radius[j]
                     if soft is not None:
                         # The margins as far as they are always kept: perception and
-                        # prediction err.
-                        hard_r += _pair_margin(soft, i, j, MARGIN_SCALES[-1])
+                        # prediction err (none toward a standing person at the stall level).
+                        if responsibility is None:
+                            hard_r += _pair_margin(soft, i, j, MARGIN_SCALES[-1])
+                        else:
+                            hard_r += _level_margin(soft, i, j, MARGIN_SCALES[-1],
+                                                    MARGIN_SCALES[-1], stall, shares[k],
+                                                    nbr_vel[k, 0], nbr_vel[k, 1])
                     hard_r *= 1.0 + HARD_MARGIN
                     reach = hard_r + (max_speed[i] + max_speed[j]) * time_step
                     if rel_x * rel_x + rel_y * rel_y >= reach * reach:
@@ -937,12 +989,12 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
             if soft is not None:
                 if responsibility is None:
                     n = _agent_lines_soft(lines, n, i, positions, velocities, radius,
-                                          agent_nbrs, soft, MARGIN_SCALES[level], inv_dt,
-                                          agent_cases, None, None)
+                                          agent_nbrs, soft, scale, moving_scale, stall,
+                                          inv_dt, agent_cases, None, None)
                 else:
                     n = _agent_lines_soft(lines, n, i, positions, velocities, radius,
-                                          agent_nbrs, soft, MARGIN_SCALES[level], inv_dt,
-                                          agent_cases, shares, nbr_vel)
+                                          agent_nbrs, soft, scale, moving_scale, stall,
+                                          inv_dt, agent_cases, shares, nbr_vel)
             elif responsibility is None:
                 # RVO2's case, compiled without the shares (as fast as before them).
                 n = _agent_lines(lines, n, i, positions, velocities, radius, agent_nbrs, inv_th,
@@ -977,6 +1029,21 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
                 # neighbour that does not avoid: the way out that delays the first contact
                 # longest (reach and obstacle lines hard). Among agents that all avoid, the
                 # guard's shared rules below stay (keep-right, second pass, brake).
+                # Contact counts at the margin always kept (as the one-step lines): what
+                # a walker's track velocity gets wrong within a step; toward a standing
+                # person who does not avoid, STANDING_MARGIN (as the stall level).
+                for k in range(k_max):
+                    j = agent_nbrs[i, k]
+                    if j < 0:
+                        break
+                    if responsibility is None:
+                        margin_k = _pair_margin(soft, i, j, MARGIN_SCALES[-1])
+                    else:
+                        margin_k = _level_margin(soft, i, j, MARGIN_SCALES[-1],
+                                                 MARGIN_SCALES[-1], True, shares[k],
+                                                 nbr_vel[k, 0], nbr_vel[k, 1])
+                    esc_contact[k] = radius[i] + radius[j]
+                    esc_reach[k] = esc_contact[k] + margin_k
                 if responsibility is None:
                     for k in range(k_max):
                         j = agent_nbrs[i, k]
@@ -985,12 +1052,14 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
                         esc_vel[k, 0] = velocities[j, 0]
                         esc_vel[k, 1] = velocities[j, 1]
                     rx, ry, contact = escape_velocity(
-                        i, positions, radius, agent_nbrs, esc_vel, lines, n_obst, max_speed[i],
-                        prefs[i, 0], prefs[i, 1], rx, ry, soft[3], time_step)
+                        i, positions, esc_reach, esc_contact, agent_nbrs, esc_vel, lines,
+                        n_obst, max_speed[i], prefs[i, 0], prefs[i, 1], rx, ry, soft[3],
+                        time_step)
                 else:
                     rx, ry, contact = escape_velocity(
-                        i, positions, radius, agent_nbrs, nbr_vel, lines, n_obst, max_speed[i],
-                        prefs[i, 0], prefs[i, 1], rx, ry, soft[3], time_step)
+                        i, positions, esc_reach, esc_contact, agent_nbrs, nbr_vel, lines,
+                        n_obst, max_speed[i], prefs[i, 0], prefs[i, 1], rx, ry, soft[3],
+                        time_step)
                 if hard_step_lines and contact < time_step:
                     stuck_out[i] = True
                 handled = True
