@@ -16,8 +16,11 @@ export PYTHONDONTWRITEBYTECODE := 1
 # a process imports (the source tree or colcon's install tree, which `make test` rebuilds): a
 # cold cache costs about 30 s of compiling per process that needs every kernel. Git-ignored,
 # hidden (the linters skip it), not under .colcon/; `make clean` keeps it, `make clean-cache`
-# removes it.
-export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache
+# removes it. One folder per state of the sources: numba checks only the stamp of the file
+# that defines a cached kernel, so a kernel that calls one in another file (solve_all calls
+# escape_velocity) would otherwise run its old callee's code after that file changed.
+SRC_HASH := $(shell cat $$(find orca_nav -name '*.py' | LC_ALL=C sort) | sha1sum | cut -c1-12)
+export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache/$(SRC_HASH)
 
 .PHONY: venv venv-test demo test pytest pytest-fast colcon bench clean clean-cache
 
@@ -46,6 +49,9 @@ WS     := --build-base .colcon/build --install-base .colcon/install
 
 test: venv-test
 	rm -rf .colcon
+	# The kernels of other states of the sources (see NUMBA_CACHE_DIR).
+	find .numba_cache -mindepth 1 -maxdepth 1 ! -name $(SRC_HASH) -exec rm -rf {} + \
+		2>/dev/null || true
 	$(COLCON) build $(WS) --event-handlers console_direct+
 	$(COLCON) test $(WS) --event-handlers console_direct+ --return-code-on-test-failure \
 		--pytest-args -p no:cacheprovider
