@@ -47,6 +47,12 @@ demo: venv
 COLCON := $(VENV)/bin/colcon --log-base .colcon/log
 WS     := --build-base .colcon/build --install-base .colcon/install
 
+# pytest-xdist: one worker per core (at most 4), each test module one unit (its module
+# fixtures run once), the real-time modules together one unit on one worker (the scheduler of
+# test/conftest.py); --no-loadscope-reorder keeps the order conftest.py sorts.
+TEST_WORKERS ?= $(shell n=$$(nproc); [ $$n -gt 4 ] && n=4; echo $$n)
+XDIST := -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder
+
 test: venv-test
 	rm -rf .colcon
 	# The kernels of other states of the sources (see NUMBA_CACHE_DIR).
@@ -54,12 +60,12 @@ test: venv-test
 		2>/dev/null || true
 	$(COLCON) build $(WS) --event-handlers console_direct+
 	$(COLCON) test $(WS) --event-handlers console_direct+ --return-code-on-test-failure \
-		--pytest-args -p no:cacheprovider
+		--pytest-args -p no:cacheprovider $(XDIST)
 	$(COLCON) test-result --test-result-base .colcon/build --verbose
 
 # Quicker inner loop: plain pytest on the source tree.
 pytest: venv-test
-	PYTHONPATH=$(CURDIR) $(PY) -m pytest -q -p no:cacheprovider test $(PYTEST_ARGS)
+	PYTHONPATH=$(CURDIR) $(PY) -m pytest -q -p no:cacheprovider $(XDIST) test $(PYTEST_ARGS)
 
 # The inner loop of the inner loop (under a minute): every test but those marked slow
 # (end-to-end demo runs, node processes, long scenes; see pytest.ini).

@@ -6,14 +6,17 @@ every node process compiles when it starts) into the on-disk cache: on a fresh c
 is cold, and the node, simulator and demo processes that the tests start, several at a time,
 would otherwise each compile them at once (about 30 s of CPU each; on a busy 2-core machine a
 demo's node took 81 s to start and the demo gave up waiting for it). With a warm cache this
-takes about a second. The compile runs in a process of its own while the tests that need no
-kernel (the linters, the docs and import checks: about half a minute) run first; every other
-test waits for it.
+takes about a second. The compile runs in two processes of their own while the tests that
+need no kernel (the linters, the docs and import checks: about half a minute) run first;
+every other test waits for it (with pytest-xdist, in every worker: the controller compiles).
 """
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+import time
 
 import pytest
 import rclpy
@@ -23,34 +26,97 @@ from rclpy.context import Context
 # Test modules that use no numba kernel: they run first, beside the compile.
 NO_KERNELS = ('test_flake8.py', 'test_pep257.py', 'test_docs.py', 'test_domains.py',
               'test_import_rules.py')
-_compile = {}
+# Modules whose premise is real time (processes, signals, DDS at its own pace, the demo end to
+# end): with pytest-xdist (``make test``: ``-n`` workers) they run one after another on one
+# worker, while the other workers run the lock-stepped and pure tests.
+REAL_TIME = ('test_demo.py', 'test_node_overload.py', 'test_node_signals.py',
+             'test_node_shutdown.py', 'test_launch_sim_demo.py', 'test_node_robustness.py',
+             'test_node_split.py', 'test_sim_node.py')
+# Two halves of orca_nav.core.warmup side by side (about 20 s each, cold, here).
+WARMUPS = ('_solver.warmup()', '_scan.warmup(); _tracking.warmup()')
+# Where the compiling processes leave their exit codes (a folder; inherited by the workers).
+KERNELS_ENV = 'ORCA_NAV_TEST_KERNELS'
+KERNELS_TIMEOUT = 900.0  # [s]
+_waited = {}
 
 
 def pytest_sessionstart(session):
-    """Start compiling the numba kernels, the same modules this session imports."""
+    """Start compiling the numba kernels, the same modules this session imports (once)."""
+    if hasattr(session.config, 'workerinput'):
+        return  # an xdist worker: the controller started the compile
     import orca_nav
     root = os.path.dirname(os.path.dirname(os.path.abspath(orca_nav.__file__)))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [root] + [p for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if p]))
-    # Two halves of orca_nav.core.warmup side by side (about 20 s each, cold, here).
-    _compile['processes'] = [subprocess.Popen(
-        [sys.executable, '-c', f'from orca_nav.core import _solver, _scan, _tracking; {part}'],
-        env=env) for part in ('_solver.warmup()', '_scan.warmup(); _tracking.warmup()')]
+    folder = tempfile.mkdtemp(prefix='orca_nav_kernels_')
+    os.environ[KERNELS_ENV] = folder
+    for k, part in enumerate(WARMUPS):
+        done = os.path.join(folder, f'{k}.code')
+        code = ('import sys\n'
+                'try:\n'
+                f'    from orca_nav.core import _solver, _scan, _tracking; {part}\n'
+                '    code = 0\n'
+                'except BaseException as exc:\n'
+                '    print(f"compiling the kernels failed: {exc!r}", file=sys.stderr)\n'
+                '    code = 1\n'
+                'try:\n'
+                f'    open({done!r} + ".tmp", "w").write(str(code))\n'
+                f'    __import__("os").replace({done!r} + ".tmp", {done!r})\n'
+                'except OSError:\n'
+                '    pass  # the session ended first and took the folder\n')
+        subprocess.Popen([sys.executable, '-c', code], env=env)
+
+
+def pytest_sessionfinish(session):
+    """Remove the compile's exit codes (the controller, at the very end)."""
+    if not hasattr(session.config, 'workerinput') and KERNELS_ENV in os.environ:
+        shutil.rmtree(os.environ.pop(KERNELS_ENV), ignore_errors=True)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """
+    Return pytest-xdist's scheduler: by module, the REAL_TIME modules together.
+
+    Each module is one unit (its module fixtures run once, in one worker), the REAL_TIME
+    modules together one, in the order collected.
+    """
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleScheduling(LoadScopeScheduling):
+
+        def _split_scope(self, nodeid):
+            path = nodeid.split('::', 1)[0]
+            return 'real_time' if os.path.basename(path) in REAL_TIME else path
+
+    return ModuleScheduling(config, log)
 
 
 def pytest_collection_modifyitems(session, config, items):
-    """Run the modules that need no kernel first (stable otherwise)."""
-    items.sort(key=lambda item: item.path.name not in NO_KERNELS)
+    """Order the modules: no kernel first, then the real-time ones, then the rest (stable)."""
+    def rank(item):
+        name = item.path.name
+        return 0 if name in NO_KERNELS else 1 if name in REAL_TIME else 2
+    items.sort(key=rank)
 
 
 def pytest_runtest_setup(item):
     """Before a test that may need the kernels, wait until they are compiled (once)."""
-    processes = _compile.get('processes')
-    if processes is None or item.path.name in NO_KERNELS:
+    folder = os.environ.get(KERNELS_ENV)
+    if folder is None or item.path.name in NO_KERNELS or _waited:
         return
-    del _compile['processes']
-    codes = [process.wait() for process in processes]  # every one, not the first failure
-    if any(codes):
+    _waited['done'] = True
+    deadline = time.monotonic() + KERNELS_TIMEOUT
+    codes = []
+    for k in range(len(WARMUPS)):
+        path = os.path.join(folder, f'{k}.code')
+        while not os.path.exists(path):
+            if time.monotonic() > deadline:
+                pytest.exit(f'compiling the numba kernels took over {KERNELS_TIMEOUT:.0f} s',
+                            returncode=1)
+            time.sleep(0.1)
+        with open(path) as f:
+            codes.append(f.read().strip())
+    if any(code != '0' for code in codes):
         pytest.exit('compiling the numba kernels (orca_nav.core.warmup) failed', returncode=1)
 
 
