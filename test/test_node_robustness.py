@@ -21,7 +21,7 @@ from geometry_msgs.msg import PoseStamped, Twist
 from nav_msgs.msg import Odometry
 from orca_nav.ros import messages
 from orca_nav.sim.processes import Child, child_env
-from orca_nav.testing.rig import command_values, Probe, spin_until, WAIT_TIMEOUT
+from orca_nav.testing.rig import command_recorder, Probe, spin_until, WAIT_TIMEOUT
 import pytest
 from rcl_interfaces.srv import GetParameters, SetParameters, SetParametersAtomically
 from rclpy.parameter import Parameter
@@ -107,7 +107,8 @@ class ProcessRig(Probe):
         self.stats = None
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         for i, r in enumerate(ROBOTS):
-            n.create_subscription(Twist, f'/{r}/cmd_vel', self._on_cmd(i), 10)
+            n.create_subscription(Twist, f'/{r}/cmd_vel',
+                                  command_recorder(self.cmd, self.cmd_count, i), 10)
             n.create_subscription(String, f'/{r}/orca_status', self._on_status(r), latched)
         n.create_subscription(String, '/orca_nav/tick_stats', self._on_stats, 10)
         self.set_client = n.create_client(SetParameters, '/orca_nav/set_parameters')
@@ -138,12 +139,6 @@ class ProcessRig(Probe):
         self.clean = self.tick()
         assert self.tick() == self.clean, 'standing robots must get the same command each tick'
         assert all(math.hypot(c[0], c[1]) > 0.1 or abs(c[2]) > 0.1 for c in self.clean)
-
-    def _on_cmd(self, i):
-        def cb(msg):
-            self.cmd[i] = command_values(msg)
-            self.cmd_count[i] += 1
-        return cb
 
     def _on_status(self, robot):
         def cb(msg):

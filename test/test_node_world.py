@@ -18,7 +18,7 @@ import numpy as np
 from orca_nav.ros import messages
 from orca_nav.sim.scenarios import load_scenario
 from orca_nav.sim.world import rows_scenario, Scanner, World as SimWorld
-from orca_nav.testing.rig import command_values
+from orca_nav.testing.rig import command_recorder
 import pytest
 import rclpy
 from rclpy.qos import qos_profile_sensor_data, QoSProfile
@@ -66,14 +66,9 @@ class World(WorldView):
         self.goal_pubs = [self.node.create_publisher(
             type(messages.make_goal(0, 0)), f'/{r}/goal_pose', 10) for r in names]
         for i, r in enumerate(names):
-            self.node.create_subscription(Twist, f'/{r}/cmd_vel', self._cmd_cb(i),
+            self.node.create_subscription(Twist, f'/{r}/cmd_vel',
+                                          command_recorder(self.cmd, self.cmd_count, i),
                                           QoSProfile(depth=10))
-
-    def _cmd_cb(self, i):
-        def cb(msg):
-            self.cmd[i] = command_values(msg)
-            self.cmd_count[i] += 1
-        return cb
 
     def odometry(self, i):
         """Odometry of robot i in its own odometry frame, twist in the body frame."""

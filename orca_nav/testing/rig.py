@@ -90,6 +90,14 @@ def command_values(msg):
     return twist.linear.x, twist.linear.y, twist.angular.z
 
 
+def command_recorder(commands, counts, i):
+    """Return a cmd_vel callback writing robot i's (vx, vy, wz) to commands[i], counting it."""
+    def record(msg):
+        commands[i] = command_values(msg)
+        counts[i] += 1
+    return record
+
+
 class SimClock:
     """
     Simulated time: publishes rosgraph_msgs/Clock on /clock from ``node``.
