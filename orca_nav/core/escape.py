@@ -123,12 +123,12 @@ def _candidate_value(i, vx, vy, positions, reach, contact, agent_nbrs, nbr_vel, 
 def escape_velocity(i, positions, reach, contact, agent_nbrs, nbr_vel, lines, n_hard,
                     max_speed, pref_x, pref_y, lp_x, lp_y, cap, time_step):
     """
-    Agent i's velocity that delays its first contact longest (see the module docstring).
+    Agent i's way out: the least contact, then the latest (see the module docstring).
 
     reach : (K,) [m] the centre distance that counts as contact with each neighbour in
     ``agent_nbrs[i]`` (the contact radii plus the margin always kept); contact : (K,) [m]
-    the contact radii alone (the bodies); nbr_vel : (K, 2) the
-    velocity each neighbour is expected to keep [m/s]; lines[:n_hard] : the lines that stay hard
+    the contact radii alone (the bodies); nbr_vel : (K, 2) the velocity each neighbour is
+    expected to keep [m/s]; lines[:n_hard] : the lines that stay hard
     (acceleration reach and obstacles): a candidate violating them ranks after every one
     that keeps them, by its violation. lp : the linear programs' answer (a candidate too).
     cap [s] : contact later than this counts as none. Returns (vx, vy, value): value is the

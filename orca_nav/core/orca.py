@@ -763,8 +763,8 @@ STALL_FRACTION = 0.1
 # toward the agents that avoid back, standing people and obstacles, not toward people who
 # walk: a walker crossing ahead is waited for with the margin whole, not cut behind at a
 # quarter of it on a track velocity one step old. Past the last of MARGIN_SCALES, a stall
-# takes one level more, at which standing people count with their true discs only: the gap
-# between two standing people opens as soon as the discs pass.
+# takes one level more, at which standing people count with their bodies plus
+# STANDING_MARGIN: the gap between two standing people opens as soon as the bodies pass.
 SLOW_SPEED = 0.25
 # [m] What a pair keeps toward a standing person at the stall level (and in the way out):
 # the step's rounding and a person's sway, not a preference. Two people 1.30 m apart (centre
@@ -869,12 +869,13 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
         smaller one makes them conflict. Once the half-planes are kept but leave no way
         forward, the margins toward walking neighbours that do not avoid stay as they are;
         those toward the others, standing ones (``SLOW_SPEED``) and obstacles yield further,
-        and one level more counts standing neighbours that do not avoid with their true
-        discs (``_level_margin``). If they still
-        conflict, the agent takes ``escape.escape_velocity`` (the velocity whose first
-        contact comes latest, up to ``cap``; acceleration reach and obstacle lines kept),
-        not program 3's compromise nor the keep-right fallback; it is marked in
-        ``stuck_out`` (guard on) only when even that touches a neighbour within the step.
+        and one level more counts standing neighbours that do not avoid with their bodies
+        plus ``STANDING_MARGIN`` (``_level_margin``). If they still conflict, the agent
+        takes ``escape.escape_velocity`` (the least contact within the step, then of the
+        bodies, then the latest first contact, up to ``cap``; acceleration reach and
+        obstacle lines kept), not program 3's compromise nor the keep-right fallback; it is
+        marked in ``stuck_out`` (guard on) only when even that touches a neighbour within
+        the step.
     Rows of ``out`` of inactive agents are left as they are.
     """
     positions, velocities, prefs, radius, max_speed, agent_nbrs = agents

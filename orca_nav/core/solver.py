@@ -286,8 +286,9 @@ class Agents(NamedTuple):
         the half-planes conflict; a pair looks ``max`` of the two ``agent_horizon`` [s] ahead
         (default ``time_horizon``: a walker needs a longer one than a slow robot) and counts
         within ``max`` of the two ``neighbor_reach`` [m] (default ``neighbor_dist``). Where
-        even the contact discs' half-planes conflict, the agent takes the velocity whose first
-        contact comes latest (``escape.escape_velocity``) instead of program 3's compromise,
+        even the smallest margins' half-planes conflict, the agent takes the velocity of the
+        least contact, then the latest (``escape.escape_velocity``) instead of program 3's
+        compromise,
         and with the guard, only pairs of two active agents are braked: standing still is no
         way out from a neighbour that does not avoid.
     keep_margin : (N,) bool or None (none): such an agent's margin (a fleet's robot's
