@@ -8,7 +8,6 @@ robots by the published cmd_vel (the simulator's orca_nav.sim.world.World) befor
 tick. Lock-step makes the runs deterministic and faster than real time.
 """
 
-import dataclasses
 import math
 
 from geometry_msgs.msg import Twist
@@ -301,21 +300,16 @@ def test_a_walker_only_the_scans_show_is_never_touched_with_people_tracking(cont
 @pytest.mark.parametrize('drive', ['holonomic', 'differential'])
 def test_a_ring_swap_with_two_walkers_only_the_scans_show(context, drive):
     """
-    The node's defaults plus scan_enabled: two walkers cross the ring at 1 m/s, unseen else.
+    The node's defaults plus scan_enabled: ring_two_walkers, two 1 m/s walkers unseen else.
 
     They ignore the robots (one south to north, one west to east, through the centre while
     the robots crowd it); people tracking is on because scans are. No robot overlaps a
-    walker or a robot, and all arrive.
+    walker or a robot, and all arrive. benchmarks/bench_walkers.py sweeps the walkers'
+    timing in process.
     """
-    s = load_scenario('ring_walker').with_drive(drive)
+    s = load_scenario('ring_two_walkers').with_drive(drive)
     robots = [r for r in s.robots if not r.walker]
-    first = next(r for r in s.robots if r.walker)
-    walkers = [dataclasses.replace(first, name='w0', max_speed=1.0, radius=0.3,
-                                   waypoints=((0.0, -6.0), (0.0, 6.0)), start_time=3.0,
-                                   start=(0.0, -6.0, 0.0)),
-               dataclasses.replace(first, name='w1', max_speed=1.0, radius=0.3,
-                                   waypoints=((-6.0, 0.4), (6.0, 0.4)), start_time=4.0,
-                                   start=(-6.0, 0.4, 0.0))]
+    walkers = [r for r in s.robots if r.walker]
     world, _, arrival = run_fleet(context, [r.name for r in robots], [r.start for r in robots],
                                   [r.goal for r in robots], [drive] * len(robots),
                                   [0.2] * len(robots), {'scan_enabled': True, 'drive': drive},
