@@ -13,9 +13,13 @@ puts this folder on sys.path: test/ has no __init__.py).
   and publishes ``/<r>/odom`` and, with walls, ``/<r>/scan``.
 
 The World knows nothing of the orca_nav node: the tests lock-step it with a NodeRig.
+:func:`load_benchmark` imports a module of benchmarks/ for the tests of the benchmarks.
 """
 
+import importlib.util
 import math
+from pathlib import Path
+import sys
 
 from geometry_msgs.msg import PoseStamped, Twist, TwistStamped
 from nav_msgs.msg import Odometry
@@ -25,6 +29,20 @@ from orca_nav.testing.rig import (command_values, matched, NodeRig, Probe,  # no
                                   SimClock, spin_for, spin_until, stamp_of)
 from rclpy.qos import qos_profile_sensor_data, QoSProfile
 from sensor_msgs.msg import LaserScan
+
+
+def load_benchmark(name):
+    """
+    Import benchmarks/<name>.py, whatever the working directory (colcon test or pytest).
+
+    Under colcon the repository root is not on sys.path, so ``benchmarks`` is no package there.
+    """
+    path = Path(__file__).resolve().parents[1] / 'benchmarks' / f'{name}.py'
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(name, module)
+    spec.loader.exec_module(module)
+    return module
 
 
 def seconds_of(stamp):

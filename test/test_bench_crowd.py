@@ -1,27 +1,12 @@
 """benchmarks/bench_crowd.py (the CrowdNav protocol): collision rule, seeding, a few episodes."""
 
-import importlib.util
 import math
-from pathlib import Path
-import sys
 
+from helpers import load_benchmark
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _load():
-    """Import benchmarks/bench_crowd.py whatever the working directory (colcon or pytest)."""
-    spec = importlib.util.spec_from_file_location('bench_crowd',
-                                                  ROOT / 'benchmarks' / 'bench_crowd.py')
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault('bench_crowd', module)
-    spec.loader.exec_module(module)
-    return module
-
-
-bc = _load()
+bc = load_benchmark('bench_crowd')
 RADII = bc.HUMAN_RADIUS + bc.ROBOT_RADIUS
 
 

@@ -1,26 +1,10 @@
 """benchmarks/bench_walkers.py: the variants are the shipped scenario, retimed; a run's record."""
 
-import importlib.util
-from pathlib import Path
-import sys
-
+from helpers import load_benchmark
 import numpy as np
 from orca_nav.sim.scenarios import load_scenario, walker_pose
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _load():
-    """Import benchmarks/bench_walkers.py whatever the working directory (colcon or pytest)."""
-    spec = importlib.util.spec_from_file_location('bench_walkers',
-                                                  ROOT / 'benchmarks' / 'bench_walkers.py')
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault('bench_walkers', module)
-    spec.loader.exec_module(module)
-    return module
-
-
-bw = _load()
+bw = load_benchmark('bench_walkers')
 
 
 def test_a_variant_is_the_shipped_scenario_with_the_walkers_retimed_and_moved():
