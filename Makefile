@@ -67,10 +67,11 @@ test: venv-test
 pytest: venv-test
 	PYTHONPATH=$(CURDIR) $(PY) -m pytest -q -p no:cacheprovider $(XDIST) test $(PYTEST_ARGS)
 
-# The inner loop of the inner loop (under a minute): every test but those marked slow
+# The inner loop of the inner loop (about a minute here): every test but those marked slow
 # (end-to-end demo runs, node processes, long scenes; see pytest.ini).
 pytest-fast: venv-test
-	PYTHONPATH=$(CURDIR) $(PY) -m pytest -q -p no:cacheprovider -m "not slow" test $(PYTEST_ARGS)
+	PYTHONPATH=$(CURDIR) $(PY) -m pytest -q -p no:cacheprovider $(XDIST) -m "not slow" test \
+		$(PYTEST_ARGS)
 
 bench: venv-test
 	PYTHONPATH=$(CURDIR) $(PY) -m benchmarks.bench_core
