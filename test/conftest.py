@@ -73,12 +73,14 @@ def pytest_sessionfinish(session):
         shutil.rmtree(os.environ.pop(KERNELS_ENV), ignore_errors=True)
 
 
+@pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
     """
     Return pytest-xdist's scheduler: by module, the REAL_TIME modules together.
 
     Each module is one unit (its module fixtures run once, in one worker), the REAL_TIME
-    modules together one, in the order collected.
+    modules together one, in the order collected. Optional: without pytest-xdist (a ROS
+    install's colcon test) the suite runs in one process.
     """
     from xdist.scheduler import LoadScopeScheduling
 

@@ -1,6 +1,8 @@
 """
 Plotting libraries are the demo's: the node and the controller run without matplotlib and Pillow.
 
+And the test suite itself runs without pytest-xdist (which `make test` uses).
+
 package.xml and setup.py declare matplotlib and Pillow for the demo only (a test dependency and
 the ``demo`` extra). A fresh interpreter with both blocked (a ``sys.meta_path`` finder that
 refuses them) imports the node and the controller and drives one robot round a wall on a map
@@ -120,3 +122,12 @@ def test_plotting_libraries_are_declared_for_the_demo_only():
     # make demo installs requirements.txt: the demo still gets both.
     requirements = (ROOT / 'requirements.txt').read_text().split()
     assert 'matplotlib>=3.6' in requirements and 'pillow>=9.0' in requirements
+
+
+def test_the_suite_runs_without_pytest_xdist():
+    """A ROS install's colcon test may have no pytest-xdist: conftest.py's hook is optional."""
+    result = subprocess.run([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider',
+                             '-p', 'no:xdist', 'test/test_grid.py'], cwd=ROOT,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert 'passed' in result.stdout
