@@ -12,6 +12,7 @@ pictures themselves are checked in test_demo.py (test_plot_*).
 """
 
 import json
+import os
 from pathlib import Path
 import subprocess
 import sys
@@ -126,8 +127,11 @@ def test_plotting_libraries_are_declared_for_the_demo_only():
 
 def test_the_suite_runs_without_pytest_xdist():
     """A ROS install's colcon test may have no pytest-xdist: conftest.py's hook is optional."""
+    # Not this run's options: colcon passes its pytest arguments (xdist's among them) in
+    # PYTEST_ADDOPTS.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(('PYTEST_', 'ORCA_NAV_'))}
     result = subprocess.run([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider',
-                             '-p', 'no:xdist', 'test/test_grid.py'], cwd=ROOT,
+                             '-p', 'no:xdist', 'test/test_grid.py'], cwd=ROOT, env=env,
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert 'passed' in result.stdout
