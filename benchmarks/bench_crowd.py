@@ -273,16 +273,21 @@ class OrcaNavRobot:
         self.rng = np.random.default_rng(case.case)
         self.state = None  # the controller's state of the robot after the last step
 
-    def act(self, now, pose, twist, hp, hv):
-        """Return the body-frame command (vx, vy, wz) for robot pose (x, y, yaw) at ``now``."""
+    def act(self, now, pose, twist, hp, hv, radii=None):
+        """
+        Return the body-frame command (vx, vy, wz) for robot pose (x, y, yaw) at ``now``.
+
+        hp, hv (H, 2): the humans it perceives; radii (H,): theirs (default 0.3 m each).
+        """
         x, y, yaw = pose
+        if radii is None:
+            radii = self.radii if len(self.radii) == len(hp) else np.full(len(hp), HUMAN_RADIUS)
         self.inputs.set_odometry(0, x=x, y=y, yaw=yaw, time=now, v_forward=twist[0],
                                  v_left=twist[1], yaw_rate=twist[2])
         if self.config.perception == 'true':
-            self.inputs.set_people(hp, hv, self.radii, time=now)
+            self.inputs.set_people(hp, hv, radii, time=now)
         else:
-            ranges = cast_rays(np.array([x, y]), yaw + self.beams, LIDAR_RANGE, None, hp,
-                               self.radii)
+            ranges = cast_rays(np.array([x, y]), yaw + self.beams, LIDAR_RANGE, None, hp, radii)
             if self.config.lidar_noise > 0.0:
                 hit = np.isfinite(ranges)
                 noisy = ranges + self.rng.normal(0.0, self.config.lidar_noise, LIDAR_BEAMS)
