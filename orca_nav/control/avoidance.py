@@ -121,7 +121,9 @@ class Avoidance:
             margin=np.broadcast_to(cfg.safety_margin, (cfg.n,)),
             agent_horizon=np.where(yields, cfg.person_time_horizon, cfg.time_horizon),
             neighbor_reach=np.where(yields, cfg.person_neighbor_dist, cfg.neighbor_dist),
-            keep_margin=~yields,
+            keep_margin=~yields, heading=obs.ahead_yaw,
+            lookahead=np.where(cfg.differential, cfg.lookahead, 0.0),
+            max_turn_rate=np.broadcast_to(cfg.max_angular_speed, (cfg.n,)),
             **self.give_way.core_arguments(cfg, now, np.arange(cfg.n)))
 
     def _people_agents(self, cfg, now, inputs, moving, warnings):
@@ -152,7 +154,8 @@ class Avoidance:
                       margin=cfg.person_margin * ones,
                       agent_horizon=cfg.person_time_horizon * ones,
                       neighbor_reach=cfg.person_neighbor_dist * ones,
-                      keep_margin=np.zeros(k, bool), **shares)
+                      keep_margin=np.zeros(k, bool), heading=np.zeros(k),
+                      lookahead=np.zeros(k), max_turn_rate=np.zeros(k), **shares)
 
     def _track(self, cfg, people, scans, poses, now, present):
         """Update the people tracker with the fresh robots' scans; return the moving tracks."""

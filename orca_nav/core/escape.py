@@ -21,6 +21,8 @@ it does not clear them.
 
 import math
 
+import numpy as np
+
 from ._jit import njit
 
 # Headings of the candidate fan (per full turn) and the fractions of max_speed tried on each.
@@ -187,3 +189,207 @@ def escape_velocity(i, positions, reach, contact, agent_nbrs, nbr_vel, lines, n_
             best_x = vx
             best_y = vy
     return best_x, best_y, best_value
+
+
+# A differential robot's way out (``escape_unicycle``): forward speeds (fractions of
+# max_speed; negative: backing up) and yaw rates (fractions of the largest) held from now on.
+UNICYCLE_SPEEDS = (1.0, 0.6, 0.3, 0.0, -0.3, -0.6)
+UNICYCLE_TURNS = (-1.0, -0.5, 0.0, 0.5, 1.0)
+# [rad] A candidate turns until its heading has changed this much, then drives straight: a
+# quarter turn is the side step of a robot that cannot step sideways.
+UNICYCLE_TURN_SPAN = 0.5 * math.pi
+# [s] A drive's nearness to the preferred velocity is that of its mean velocity over this
+# long (or cap, if shorter): a quarter turn at 1.5 rad/s takes 1.05 s, and a robot that
+# turns to go round must not lose to one that stands.
+PROGRESS_TIME = 1.5
+# The roll-out up to cap is judged in at most this many segments (the first is one step):
+# chords of the arcs, each against the neighbours' straight paths, exactly.
+ROLLOUT_SEGMENTS = 25
+
+
+@njit(cache=True)
+def _rollout_value(i, x0, y0, yaw0, v, w, positions, reach, contact, agent_nbrs, nbr_vel, cap,
+                   time_step):
+    """
+    Return (depth, bodies, time, mean velocity) of a unicycle driving (v, w) from a pose.
+
+    The robot's centre starts at (x0, y0) with heading yaw0, turns at w until its heading
+    has changed by UNICYCLE_TURN_SPAN, then goes straight at v; each neighbour of agent i
+    goes on at nbr_vel. reach, contact : (K,) [m] the contact distances of the robot's own
+    disc (not its point ahead). depth, bodies, time : as ``_candidate_value``, on the
+    roll-out's chords (the first is one time step); mean velocity (mx, my) [m/s]: the
+    displacement over PROGRESS_TIME (or cap) divided by it.
+    """
+    depth = 0.0
+    bodies = 0.0
+    time = cap
+    turn_time = cap if w == 0.0 else min(cap, UNICYCLE_TURN_SPAN / abs(w))
+    segment = max(time_step, cap / ROLLOUT_SEGMENTS)
+    progress_time = min(PROGRESS_TIME, cap)
+    mx = 0.0
+    my = 0.0
+    t = 0.0
+    x = x0
+    y = y0
+    yaw = yaw0
+    first = True
+    while t < cap - 1e-9:
+        dt = time_step if first else min(segment, cap - t)
+        if t < progress_time < t + dt:
+            dt = progress_time - t  # a chord ends where the progress is measured
+        # Arc while the turn lasts, straight after.
+        turning = max(0.0, min(dt, turn_time - t)) if w != 0.0 else 0.0
+        x1 = x
+        y1 = y
+        yaw1 = yaw
+        if turning > 0.0:
+            yaw1 = yaw + w * turning
+            x1 += v / w * (math.sin(yaw1) - math.sin(yaw))
+            y1 -= v / w * (math.cos(yaw1) - math.cos(yaw))
+        x1 += v * math.cos(yaw1) * (dt - turning)
+        y1 += v * math.sin(yaw1) * (dt - turning)
+        ux = (x1 - x) / dt
+        uy = (y1 - y) / dt
+        for k in range(agent_nbrs.shape[1]):
+            j = agent_nbrs[i, k]
+            if j < 0:
+                break
+            px = positions[j, 0] + nbr_vel[k, 0] * t - x
+            py = positions[j, 1] + nbr_vel[k, 1] * t - y
+            wx = nbr_vel[k, 0] - ux
+            wy = nbr_vel[k, 1] - uy
+            if first:
+                depth = max(depth, step_intrusion(px, py, wx, wy, reach[k], dt))
+            bodies = max(bodies, step_intrusion(px, py, wx, wy, contact[k], dt))
+            if px * px + py * py > reach[k] * reach[k]:
+                tc = time_to_contact(px, py, wx, wy, reach[k], dt)
+                if tc <= dt:
+                    time = min(time, t + tc)
+            elif not first:
+                time = min(time, t)  # still in contact after the first step
+        x = x1
+        y = y1
+        yaw = yaw1
+        t += dt
+        first = False
+        if abs(t - progress_time) < 1e-9:
+            mx = (x - x0) / progress_time
+            my = (y - y0) / progress_time
+    return depth, bodies, time, mx, my
+
+
+@njit(cache=True)
+def _unicycle_of(vx, vy, cos_h, sin_h, lookahead, max_speed, turn_rate):
+    """(v, w) that give the point ahead velocity (vx, vy), scaled into both limits at once."""
+    v = cos_h * vx + sin_h * vy
+    w = (-sin_h * vx + cos_h * vy) / lookahead
+    scale = 1.0
+    if abs(v) > max_speed:
+        scale = max_speed / abs(v)
+    if abs(w) * scale > turn_rate:
+        scale = turn_rate / abs(w)
+    return v * scale, w * scale
+
+
+@njit(cache=True)
+def escape_unicycle(i, positions, reach, contact, agent_nbrs, nbr_vel, lines, n_hard,
+                    max_speed, pref_x, pref_y, lp_x, lp_y, cap, time_step, heading, lookahead,
+                    turn_rate):
+    """
+    Return a differential robot's way out: ``escape_velocity``'s ranking over its drives.
+
+    Agent i is the point ``lookahead`` [m] ahead of a unicycle's axle with heading [rad],
+    whose yaw rate is at most turn_rate [rad/s]: it cannot step sideways. The candidates are
+    drives (v, w), a grid of UNICYCLE_SPEEDS x UNICYCLE_TURNS, standing still, and the drives
+    of the preferred velocity and of the linear programs' answer, each rolled out up to cap
+    (``_rollout_value``: an arc for a quarter turn, then straight) with the robot's own disc
+    (the contact distances less ``lookahead``). They rank as in ``escape_velocity``: the hard
+    lines (acceleration reach, the drive's band, obstacles) on the first step's velocity of
+    the point, the contact within the step, the bodies' contact up to cap, then the time of
+    first contact less the nearness to the preferred velocity pref (before the drive's
+    scaling) of the drive's mean velocity over PROGRESS_TIME: a turn that goes round beats
+    standing still. Arguments otherwise as ``escape_velocity``; returns the point's velocity
+    (vx, vy) of the first step and the value.
+    """
+    cos_h = math.cos(heading)
+    sin_h = math.sin(heading)
+    x0 = positions[i, 0] - lookahead * cos_h
+    y0 = positions[i, 1] - lookahead * sin_h
+    k_max = agent_nbrs.shape[1]
+    own_reach = np.empty(k_max)
+    own_contact = np.empty(k_max)
+    for k in range(k_max):
+        own_reach[k] = max(reach[k] - lookahead, 0.0)
+        own_contact[k] = max(contact[k] - lookahead, 0.0)
+    best_x = 0.0
+    best_y = 0.0
+    best_viol = math.inf
+    best_depth = math.inf
+    best_bodies = math.inf
+    best_score = -math.inf
+    best_value = -math.inf
+    n_grid = len(UNICYCLE_SPEEDS) * len(UNICYCLE_TURNS)
+    for c in range(3 + n_grid):
+        if c == 0:
+            v = 0.0
+            w = 0.0
+        elif c == 1:
+            v, w = _unicycle_of(pref_x, pref_y, cos_h, sin_h, lookahead, max_speed, turn_rate)
+        elif c == 2:
+            v, w = _unicycle_of(lp_x, lp_y, cos_h, sin_h, lookahead, max_speed, turn_rate)
+        else:
+            v = UNICYCLE_SPEEDS[(c - 3) // len(UNICYCLE_TURNS)] * max_speed
+            w = UNICYCLE_TURNS[(c - 3) % len(UNICYCLE_TURNS)] * turn_rate
+            # The point's speed |(v, w D)| within max_speed.
+            side = w * lookahead
+            room = math.sqrt(max(max_speed * max_speed - side * side, 0.0))
+            v = max(-room, min(v, room))
+        vx = v * cos_h - w * lookahead * sin_h
+        vy = v * sin_h + w * lookahead * cos_h
+        viol = _line_violation(lines, n_hard, vx, vy)
+        if viol <= LINE_SLACK:
+            viol = 0.0
+        depth, bodies, time, mx, my = _rollout_value(i, x0, y0, heading, v, w, positions,
+                                                     own_reach, own_contact, agent_nbrs,
+                                                     nbr_vel, cap, time_step)
+        dx = mx - pref_x
+        dy = my - pref_y
+        score = time - (ESCAPE_PREF_WEIGHT * min(1.0, time / ESCAPE_URGENT)
+                        * math.sqrt(dx * dx + dy * dy))
+        if viol < best_viol or (viol == best_viol and (
+                depth < best_depth or (depth == best_depth and (
+                    bodies < best_bodies or (bodies == best_bodies
+                                             and score > best_score))))):
+            best_viol = viol
+            best_depth = depth
+            best_bodies = bodies
+            best_score = score
+            best_value = -depth if depth > 0.0 else time
+            best_x = vx
+            best_y = vy
+    return best_x, best_y, best_value
+
+
+@njit(cache=True)
+def drive_keeps_clear(i, positions, reach, contact, agent_nbrs, nbr_vel, max_speed, vx, vy,
+                      cap, time_step, heading, lookahead, turn_rate):
+    """
+    Return whether the drive that gives a differential robot's point velocity v keeps clear.
+
+    The drive is v's (``_unicycle_of``: one factor into both limits, as the command will
+    be), rolled out as ``escape_unicycle``'s candidates; clear: no contact at reach within
+    cap, and none of the bodies. Arguments as ``escape_unicycle``.
+    """
+    cos_h = math.cos(heading)
+    sin_h = math.sin(heading)
+    k_max = agent_nbrs.shape[1]
+    own_reach = np.empty(k_max)
+    own_contact = np.empty(k_max)
+    for k in range(k_max):
+        own_reach[k] = max(reach[k] - lookahead, 0.0)
+        own_contact[k] = max(contact[k] - lookahead, 0.0)
+    v, w = _unicycle_of(vx, vy, cos_h, sin_h, lookahead, max_speed, turn_rate)
+    depth, bodies, time, _, _ = _rollout_value(
+        i, positions[i, 0] - lookahead * cos_h, positions[i, 1] - lookahead * sin_h, heading,
+        v, w, positions, own_reach, own_contact, agent_nbrs, nbr_vel, cap, time_step)
+    return depth == 0.0 and bodies == 0.0 and time >= cap

@@ -23,7 +23,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._jit import njit
-from .escape import escape_velocity
+from .escape import drive_keeps_clear, escape_unicycle, escape_velocity
 
 # Lines closer to parallel than this (|det| of unit directions) count as parallel; RVO2's value.
 EPSILON = 1e-5
@@ -712,11 +712,11 @@ def _agent_lines_soft(lines, n, i, positions, velocities, radius, agent_nbrs, so
     """
     ``_agent_lines`` with margins, per-agent horizons and look-ahead ranges (``soft``).
 
-    soft : (margin, horizon, reach, cap, keep), see ``solve_all``. A pair keeps
+    soft : (margin, horizon, reach, cap, keep, ...), see ``solve_all``. A pair keeps
     ``_level_margin`` beyond the contact radii, looks ``max(horizon_i, horizon_j)`` ahead
     and counts only within ``max(reach_i, reach_j)``.
     """
-    margin, horizon, reach, _, _ = soft
+    horizon, reach = soft[1], soft[2]
     for k in range(agent_nbrs.shape[1]):
         j = agent_nbrs[i, k]
         if j < 0:
@@ -785,6 +785,19 @@ def _progresses(vx, vy, pref_x, pref_y):
 # planned). 500 crowd episodes (5 walkers, 0.25 s steps): 0.0 as the last step 15 contacts,
 # 0.25: 5 (docs/crowds.md); the escape beyond judges contact on the true discs.
 MARGIN_SCALES = (1.0, 0.5, 0.25)
+
+
+@njit(cache=True)
+def _way_out(i, positions, reach, contact, agent_nbrs, nbr_vel, lines, n_hard, max_speed,
+             pref_x, pref_y, lp_x, lp_y, cap, time_step, drive_i):
+    """Return agent i's way out: a differential robot's (drive_i's lookahead > 0) or a disc's."""
+    heading, lookahead, turn_rate = drive_i
+    if lookahead > 0.0:
+        return escape_unicycle(i, positions, reach, contact, agent_nbrs, nbr_vel, lines,
+                               n_hard, max_speed, pref_x, pref_y, lp_x, lp_y, cap, time_step,
+                               heading, lookahead, turn_rate)
+    return escape_velocity(i, positions, reach, contact, agent_nbrs, nbr_vel, lines, n_hard,
+                           max_speed, pref_x, pref_y, lp_x, lp_y, cap, time_step)
 
 
 class AgentRows(NamedTuple):
@@ -858,8 +871,8 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
         ``floor[i]`` receives ``reach_floor`` of the answer: how far ``brake_conflicts``
         may slow it down.
     soft : margins that yield and the escape. None: RVO2 (compiled without a trace of it). Or
-        (margin, horizon, reach, cap, keep): (N,) [m] the margin each agent would like beyond
-        its contact radius ``radius`` (the margin of an agent that ``keep``s ((N,) bool) it
+        (margin, horizon, reach, cap, keep, ...): (N,) [m] the margin each agent would like
+        beyond its contact radius ``radius`` (the margin of an agent that ``keep``s ((N,) bool) it
         never yields against other agents, and its one-step lines include it; against
         obstacles it does), (N,) [s] each agent's time horizon (a pair uses the
         larger; ``time_horizon`` is then unused), (N,) [m] how far each is looked for (a pair
@@ -875,7 +888,10 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
         bodies, then the latest first contact, up to ``cap``; acceleration reach and
         obstacle lines kept), not program 3's compromise nor the keep-right fallback; it is
         marked in ``stuck_out`` (guard on) only when even that touches a neighbour within
-        the step.
+        the step. soft[5:8] : (N,) heading [rad], lookahead [m] and max yaw rate [rad/s]:
+        an agent with lookahead > 0 is the point ahead of a differential robot, whose way
+        out is ``escape.escape_unicycle`` and which takes it also when the drive of its
+        answer would not keep clear (``escape.drive_keeps_clear``).
     Rows of ``out`` of inactive agents are left as they are.
     """
     positions, velocities, prefs, radius, max_speed, agent_nbrs = agents
@@ -901,6 +917,7 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
         esc_vel = np.empty((k_max, 2))
         esc_reach = np.empty(k_max)
         esc_contact = np.empty(k_max)
+        esc_kept = np.empty(k_max)
     for i in range(n_agents):
         if not active[i]:
             continue
@@ -1019,13 +1036,15 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
                 rx = kept_x
                 ry = kept_y
                 break
-        handled = False
         if soft is not None:
             out_of_reach = False
             if reach_set is not None:
                 out_of_reach = fail < n_reach
+            # (heading, lookahead, max yaw rate) of a differential robot; lookahead 0: none.
+            drive_i = (soft[5][i], soft[6][i], soft[7][i])
             walker = _avoids_a_walker(i, agent_nbrs, responsibility)
-            if fail < n and not out_of_reach and walker:
+            unicycle = drive_i[1] > 0.0
+            if walker and not out_of_reach and (fail < n or unicycle):
                 # No velocity keeps every half-plane, even without margins, beside a
                 # neighbour that does not avoid: the way out that delays the first contact
                 # longest (reach and obstacle lines hard). Among agents that all avoid, the
@@ -1033,38 +1052,40 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
                 # Contact counts at the margin always kept (as the one-step lines): what
                 # a walker's track velocity gets wrong within a step; toward a standing
                 # person who does not avoid, STANDING_MARGIN (as the stall level).
+                # A differential robot also takes it when the drive that gives the answer
+                # as well as it can (it cannot step sideways) would not keep clear.
                 for k in range(k_max):
                     j = agent_nbrs[i, k]
                     if j < 0:
                         break
                     if responsibility is None:
                         margin_k = _pair_margin(soft, i, j, MARGIN_SCALES[-1])
+                        kept_k = _pair_margin(soft, i, j, scale)
+                        esc_vel[k, 0] = velocities[j, 0]
+                        esc_vel[k, 1] = velocities[j, 1]
                     else:
                         margin_k = _level_margin(soft, i, j, MARGIN_SCALES[-1],
                                                  MARGIN_SCALES[-1], True, shares[k],
                                                  nbr_vel[k, 0], nbr_vel[k, 1])
+                        kept_k = _level_margin(soft, i, j, scale, moving_scale, stall,
+                                               shares[k], nbr_vel[k, 0], nbr_vel[k, 1])
+                        esc_vel[k, 0] = nbr_vel[k, 0]
+                        esc_vel[k, 1] = nbr_vel[k, 1]
                     esc_contact[k] = radius[i] + radius[j]
                     esc_reach[k] = esc_contact[k] + margin_k
-                if responsibility is None:
-                    for k in range(k_max):
-                        j = agent_nbrs[i, k]
-                        if j < 0:
-                            break
-                        esc_vel[k, 0] = velocities[j, 0]
-                        esc_vel[k, 1] = velocities[j, 1]
-                    rx, ry, contact = escape_velocity(
-                        i, positions, esc_reach, esc_contact, agent_nbrs, esc_vel, lines,
-                        n_obst, max_speed[i], prefs[i, 0], prefs[i, 1], rx, ry, soft[3],
-                        time_step)
-                else:
-                    rx, ry, contact = escape_velocity(
-                        i, positions, esc_reach, esc_contact, agent_nbrs, nbr_vel, lines,
-                        n_obst, max_speed[i], prefs[i, 0], prefs[i, 1], rx, ry, soft[3],
-                        time_step)
-                if hard_step_lines and contact < time_step:
-                    stuck_out[i] = True
-                handled = True
-        if fail < n and not handled:
+                    # What the answer keeps: the margins of the level it was found at.
+                    esc_kept[k] = esc_contact[k] + max(kept_k, margin_k)
+                if fail < n or not drive_keeps_clear(
+                        i, positions, esc_kept, esc_contact, agent_nbrs, esc_vel, max_speed[i],
+                        rx, ry, soft[3], time_step, drive_i[0], drive_i[1], drive_i[2]):
+                    rx, ry, contact = _way_out(i, positions, esc_reach, esc_contact,
+                                               agent_nbrs, esc_vel, lines, n_obst,
+                                               max_speed[i], prefs[i, 0], prefs[i, 1], rx, ry,
+                                               soft[3], time_step, drive_i)
+                    fail = n
+                    if hard_step_lines and contact < time_step:
+                        stuck_out[i] = True
+        if fail < n:
             done = False
             if reach_set is not None and fail < n_obst:
                 if fail < n_reach:

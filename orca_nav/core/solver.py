@@ -294,6 +294,17 @@ class Agents(NamedTuple):
     keep_margin : (N,) bool or None (none): such an agent's margin (a fleet's robot's
         safety margin) is part of its disc against every other agent and never yields there
         (its one-step lines include it); against obstacles it yields as above.
+
+    Differential drives (all three None: every agent is a disc that moves in any direction):
+
+    heading, lookahead, max_turn_rate : (N,) or scalar, or None; only with the margins. An
+        agent with lookahead D > 0 [m] is the point D ahead of the axle of a unicycle with
+        this heading [rad] and yaw rate at most max_turn_rate [rad/s] (``drive``): it
+        cannot step sideways. Beside a neighbour that does not avoid, its way out of a
+        conflict is chosen among drives rolled out over the next seconds
+        (``escape.escape_unicycle``), and it takes that way out also when the drive that
+        gives its answer as well as it can (``drive.differential_command``'s scaling) would
+        come into contact (``escape.drive_keeps_clear``). lookahead 0: a disc as before.
     """
 
     positions: ArrayLike
@@ -313,6 +324,9 @@ class Agents(NamedTuple):
     agent_horizon: Optional[ArrayLike] = None
     neighbor_reach: Optional[ArrayLike] = None
     keep_margin: Optional[ArrayLike] = None
+    heading: Optional[ArrayLike] = None
+    lookahead: Optional[ArrayLike] = None
+    max_turn_rate: Optional[ArrayLike] = None
 
     def take(self, rows: ArrayLike) -> 'Agents':
         """Return the agents of these rows (indices or a mask); scalars stay scalars."""
@@ -417,7 +431,8 @@ def solve(agents: Agents, settings: SolverSettings,
     reach_set = _reach_set(n, agents.max_accel, agents.max_decel, agents.accel_from,
                            velocities, time_step)
     soft = _soft(n, agents.margin, agents.agent_horizon, agents.neighbor_reach, time_horizon,
-                 neighbor_dist, agents.keep_margin)
+                 neighbor_dist, agents.keep_margin,
+                 _drive_set(n, agents.heading, agents.lookahead, agents.max_turn_rate))
     if obstacles is None:
         obstacles = _no_obstacles()
     out = velocities.copy()
@@ -471,17 +486,21 @@ def _active(active: Optional[ArrayLike], n: int) -> np.ndarray:
 
 def _soft(n: int, margin: Optional[ArrayLike], agent_horizon: Optional[ArrayLike],
           neighbor_reach: Optional[ArrayLike], time_horizon: float,
-          neighbor_dist: float, keep_margin: Optional[ArrayLike] = None) -> Optional[tuple]:
+          neighbor_dist: float, keep_margin: Optional[ArrayLike] = None,
+          drive_set: Optional[tuple] = None) -> Optional[tuple]:
     """
     Check the soft-mode arguments of ``compute_velocities``.
 
     Returns None when all three are None (RVO2), else ``orca.solve_all``'s ``soft``:
-    (margin, horizon, reach, cap, keep) with (N,) float arrays, cap the largest horizon [s]
-    and keep (N,) bool.
+    (margin, horizon, reach, cap, keep, heading, lookahead, turn_rate) with (N,) float
+    arrays, cap the largest horizon [s], keep (N,) bool and the last three ``_drive_set``'s
+    (lookahead 0 everywhere without one).
     """
     if margin is None and agent_horizon is None and neighbor_reach is None:
         if keep_margin is not None:
             raise ValueError('keep_margin needs margin')
+        if drive_set is not None:
+            raise ValueError("lookahead needs margin (the way out is the soft mode's)")
         return None
     out = []
     for name, value, default, lowest in (('margin', margin, 0.0, 0.0),
@@ -498,7 +517,36 @@ def _soft(n: int, margin: Optional[ArrayLike], agent_horizon: Optional[ArrayLike
     cap = float(np.max(out[1])) if n else float(time_horizon)
     keep = (np.zeros(n, bool) if keep_margin is None
             else _check_flags('keep_margin', keep_margin, (n,)))
-    return out[0], out[1], out[2], cap, keep
+    if drive_set is None:
+        drive_set = (np.zeros(n), np.zeros(n), np.zeros(n))
+    return (out[0], out[1], out[2], cap, keep, *drive_set)
+
+
+def _drive_set(n: int, heading: Optional[ArrayLike], lookahead: Optional[ArrayLike],
+               max_turn_rate: Optional[ArrayLike]) -> Optional[tuple]:
+    """
+    Check the differential-drive arguments of ``compute_velocities``.
+
+    Returns None when no agent has a lookahead > 0, else (heading, lookahead, turn_rate),
+    (N,) C-ordered floats each.
+    """
+    if heading is None and lookahead is None and max_turn_rate is None:
+        return None
+    if heading is None or lookahead is None or max_turn_rate is None:
+        raise ValueError('heading, lookahead and max_turn_rate must be given together')
+    heading = _check_array('heading', np.broadcast_to(np.asarray(heading, float), (n,)), (n,))
+    lookahead = _check_array('lookahead', np.broadcast_to(np.asarray(lookahead, float), (n,)),
+                             (n,))
+    turn = _check_array('max_turn_rate',
+                        np.broadcast_to(np.asarray(max_turn_rate, float), (n,)), (n,))
+    if np.any(lookahead < 0.0):
+        raise ValueError(f'lookahead must be non-negative, got {lookahead[lookahead < 0][0]!r}')
+    if np.any((lookahead > 0.0) & (turn <= 0.0)):
+        raise ValueError('max_turn_rate must be positive where lookahead > 0, got '
+                         f'{turn[(lookahead > 0.0) & (turn <= 0.0)][0]!r}')
+    if not np.any(lookahead > 0.0):
+        return None
+    return heading.copy(), lookahead.copy(), turn.copy()
 
 
 def _reach_set(n: int, max_accel: Optional[ArrayLike], max_decel: Optional[ArrayLike],
@@ -593,6 +641,16 @@ def warmup() -> None:
                        **params)
     compute_velocities(pos, np.zeros((3, 2)), prefs, 0.3, 1.0, weights=[0.2, 0.5, 1.0],
                        max_accel=0.5, max_decel=1.0, **params)
+    # The soft mode (margins that yield, the ways out), which the node always runs: with
+    # and without shares and acceleration limits, a differential row among them (its way
+    # out), a walker (immovable) beside it.
+    soft = {'margin': [0.05, 0.3, 0.05], 'agent_horizon': [2.0, 5.0, 2.0],
+            'neighbor_reach': [3.0, 10.0, 3.0], 'heading': [0.0, 3.0, 1.0],
+            'lookahead': [0.1, 0.0, 0.0], 'max_turn_rate': 1.5}
+    for shares in ({}, {'immovable': [False, True, False]}):
+        for limits in ({}, {'max_accel': 0.5, 'max_decel': 1.0}):
+            compute_velocities(pos, np.array([[0.0, 0.0], [-1.0, 0.0], [0.0, 0.0]]), prefs,
+                               0.3, 1.0, **soft, **shares, **limits, **params)
     # The guard's last resort, which only agents that could not give way reach.
     nbrs = agent_neighbors(pos, 5.0, 4)
     guard_args = (pos, np.array(prefs), np.full(3, 0.3), nbrs, 0.1, np.ones(3, bool))
