@@ -296,9 +296,11 @@ PARAMS = (
     _p('track_min_speed', 0.15, 'double',
        'A confirmed track faster than this is moving (an agent), and stops below half of '
        'it [m/s]; slower tracks stay scan obstacles', range=(0.01, 5.0)),
-    _p('track_max_diameter', 0.8, 'double',
-       'Scan clusters (once split) wider than this are walls, not people [m]',
-       range=(0.2, 5.0)),
+    _p('track_max_diameter', 1.1, 'double',
+       'Scan clusters (once split) wider than this are walls, not people [m]; those wider '
+       'than 0.8 m are people only if they are convex arcs (a straight or concave cluster '
+       'is a wall). 1.1 admits a person of radius 0.5 m; it is also the largest diameter a '
+       'track is given', range=(0.2, 5.0)),
     _p('track_split_depth', 0.12, 'double',
        'Scan clusters are split where their range profile peaks this much above both sides '
        '[m] (two people side by side, one partly behind another); 0 = no split',

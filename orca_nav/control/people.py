@@ -41,7 +41,8 @@ class PeopleConfig:
     confirm_hits: int = 3          # detections before a track counts
     confirm_time: float = 0.2      # [s] or two detections at least this far apart
     min_speed: float = 0.15        # [m/s] a confirmed track faster than this is moving
-    max_diameter: float = 0.8      # [m] larger clusters (once split) are walls, not objects
+    max_diameter: float = 1.1      # [m] larger clusters (once split) are walls, not objects;
+    #                                wider than 0.8 m: objects only if convex arcs (detection)
     split_depth: float = 0.12      # [m] clusters are split at range peaks this deep
     gate: float = 0.7              # [m] association distance beyond 3 sigma
     accel_noise: float = 2.0       # [m/s^2] how fast a track's velocity may change

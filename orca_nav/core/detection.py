@@ -8,7 +8,13 @@ the map explains (the caller drops those, e.g. with a distance test against both
    apart than ``jump_distance``, as in `orca_nav.core.scan` (a full-circle scan wraps around);
 2. a cluster of at least ``min_points`` returns whose extent (the largest distance between two
    of its returns) is at most ``max_diameter`` is an object: a leg, a body, a small robot;
-   longer clusters (walls, furniture the map lacks) are not. A cluster partly hidden behind
+   longer clusters (walls, furniture the map lacks) are not. A cluster wider than
+   SHAPE_FREE_DIAMETER (0.8 m) must also be a convex arc: one of its returns at least
+   MIN_BULGE (15 %) of its extent nearer the sensor than the chord between its extreme
+   returns. A person of radius 0.5 m is 1.0 m wide but bulges by a quarter to a half of
+   that; a straight wall (or a concave corner, or a wall seen obliquely) of that width does
+   not bulge, and one longer than max_diameter is not an object whatever its shape. A
+   cluster partly hidden behind
    a nearer return on the adjacent beam (one person behind another, as seen from this
    sensor) is dropped too: its visible arc ends at the occluder, not at its own edge, so the
    circle fitted to it would be too small and misplaced by up to its radius; the tracker
@@ -59,6 +65,16 @@ MAX_HALF_ANGLE = 0.45 * math.pi
 # Candidate tangent angles per side of an object, evenly over one beam spacing (see
 # _fit_clusters): 7 places it to about a sixth of a spacing.
 TANGENT_STEPS = 7
+# Clusters up to this wide [m] are objects whatever their shape (a box or a small robot seen
+# face on is flat); wider ones, up to max_diameter, only if they are convex arcs (below).
+SHAPE_FREE_DIAMETER = 0.8
+# A cluster wider than SHAPE_FREE_DIAMETER is an object only if one of its returns lies
+# nearer the sensor than the chord between its extreme returns by at least this fraction of
+# its extent. A circle's visible arc bulges by (1 - sin b) / (2 cos b) of its chord (b: the
+# half-angle it spans): 0.5 far away, 0.25 for a 0.5 m person seen 0.8 m wide (0.83 m off),
+# 0.21 for a 0.55 m one; a straight wall bulges by the range noise only (about 1 % of 0.8 m)
+# and a concave corner or a wall seen obliquely not at all.
+MIN_BULGE = 0.15
 
 
 def _positive(value, name):
@@ -105,7 +121,7 @@ def _as_xy(values, name):
 
 def detect_objects(points: ArrayLike, beam: ArrayLike, n_beams: int, angle_increment: float,
                    sensor_xy: ArrayLike, *, jump_distance: float = 0.3,
-                   max_diameter: float = 0.8, min_points: int = 3,
+                   max_diameter: float = 1.1, min_points: int = 3,
                    min_radius: float = 0.1,
                    split_depth: float = 0.12, partial: bool = False) -> Tuple[np.ndarray, ...]:
     """
@@ -129,7 +145,9 @@ def detect_objects(points: ArrayLike, beam: ArrayLike, n_beams: int, angle_incre
     jump_distance : float
         Consecutive returns farther apart than this start a new cluster [m], > 0.
     max_diameter : float
-        Clusters whose extent exceeds this are not objects [m], > 0.
+        Clusters whose extent exceeds this are not objects [m], > 0; those wider than
+        SHAPE_FREE_DIAMETER (0.8 m) only if they are convex arcs (see the module docstring).
+        The default admits a person of radius 0.5 m (1.0 m wide) with some room for noise.
     min_points : int
         Clusters with fewer returns are dropped (noise), >= 1.
     min_radius : float
@@ -175,7 +193,7 @@ def detect_objects(points: ArrayLike, beam: ArrayLike, n_beams: int, angle_incre
 class Detector:
     """`detect_objects` with its tuning checked once: one call per scan, as a tracker makes."""
 
-    def __init__(self, *, jump_distance: float = 0.3, max_diameter: float = 0.8,
+    def __init__(self, *, jump_distance: float = 0.3, max_diameter: float = 1.1,
                  min_points: int = 3, min_radius: float = 0.1, split_depth: float = 0.12):
         """Check the tuning (see `detect_objects`); ValueError if out of range."""
         self.jump_distance = _positive(jump_distance, 'jump_distance')
@@ -264,8 +282,9 @@ def _detect(pts, beam, n_beams, increment, sx, sy, full_circle, jump_distance, s
     hidden |= cut[:, 0] | cut[:, 1]
     candidates = np.flatnonzero(keep)
     fits = _fit_clusters(x[order], y[order], starts[candidates], ends[candidates], increment,
-                         max_diameter, steps)
-    good = np.flatnonzero(np.isfinite(fits[:, 2]))  # NaN radius: wider than max_diameter
+                         max_diameter, steps, SHAPE_FREE_DIAMETER, MIN_BULGE)
+    # NaN radius: wider than max_diameter, or wide and not a convex arc.
+    good = np.flatnonzero(np.isfinite(fits[:, 2]))
     centres = np.empty((good.shape[0], 2))
     radii = np.empty(good.shape[0])
     for q in range(good.shape[0]):
@@ -444,12 +463,15 @@ def _screen(order, starts, ends, cut, beam, x, y, n_beams, full_circle, min_poin
 
 
 @njit(cache=True)
-def _fit_clusters(x, y, starts, ends, increment, max_diameter, steps):
+def _fit_clusters(x, y, starts, ends, increment, max_diameter, steps, shape_free=math.inf,
+                  min_bulge=0.0):
     """
     Fit a circle to each cluster x, y[starts[k]:ends[k] + 1] (relative to the sensor).
 
     Returns (C, 3): centre x, y [m] and radius [m]; the radius is NaN for a cluster whose
-    extent (largest distance between two of its returns) exceeds max_diameter.
+    extent (largest distance between two of its returns) exceeds max_diameter, or exceeds
+    shape_free while no return lies min_bulge x the extent nearer the sensor than the chord
+    between the cluster's extreme returns (not a convex arc: a wall).
 
     A circle of radius r whose centre lies at distance D spans the half-angle beta with
     sin(beta) = r / D as seen from the sensor, and the ray at angle phi from its centre line
@@ -470,7 +492,9 @@ def _fit_clusters(x, y, starts, ends, increment, max_diameter, steps):
         for i in range(lo, hi):
             for j in range(i + 1, hi):
                 extent_sq = max(extent_sq, (x[i] - x[j]) ** 2 + (y[i] - y[j]) ** 2)
-        if extent_sq > max_diameter * max_diameter:
+        if extent_sq > max_diameter * max_diameter or (
+                extent_sq > shape_free * shape_free
+                and _bulge(x, y, lo, hi) < min_bulge * math.sqrt(extent_sq)):
             out[k, :] = np.nan
             continue
         # Beam angles relative to the direction of the returns' mean, and ranges.
@@ -512,6 +536,29 @@ def _fit_clusters(x, y, starts, ends, increment, max_diameter, steps):
         out[k, 1] = best_dist * math.sin(heading + best_mid)
         out[k, 2] = best_dist * best_sin
     return out
+
+
+@njit(cache=True)
+def _bulge(x, y, lo, hi):
+    """
+    Return how far the returns lo..hi - 1 reach nearer the sensor than their end chord [m].
+
+    The chord joins the first and last returns (relative to the sensor at the origin); the
+    answer is the largest distance of a return from it on the sensor's side (<= 0 when none
+    is: a straight or concave cluster).
+    """
+    ax, ay = x[lo], y[lo]
+    cx, cy = x[hi - 1] - ax, y[hi - 1] - ay
+    length = math.hypot(cx, cy)
+    if length <= 0.0:
+        return 0.0
+    nx, ny = -cy / length, cx / length
+    if nx * -ax + ny * -ay < 0.0:  # the normal toward the sensor
+        nx, ny = -nx, -ny
+    best = -math.inf
+    for i in range(lo, hi):
+        best = max(best, nx * (x[i] - ax) + ny * (y[i] - ay))
+    return best
 
 
 __all__ = ['Detector', 'detect_objects']
