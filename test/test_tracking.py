@@ -196,7 +196,7 @@ def test_detect_objects_input_validation():
         with pytest.raises(ValueError):
             detect_objects(*args)
     for kwargs in [{'jump_distance': 0.0}, {'max_diameter': -1.0}, {'min_points': 0},
-                   {'min_points': 2.5}, {'min_radius': -0.1}, {'min_radius': 0.5}]:
+                   {'min_points': 2.5}, {'min_radius': -0.1}, {'min_radius': 0.6}]:
         with pytest.raises(ValueError):
             detect_objects(points, beams, n, inc, [0.0, 0.0], **kwargs)
     centres, radii = detect_objects(np.empty((0, 2)), np.empty(0, dtype=int), n, inc, [0, 0])
