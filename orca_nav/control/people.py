@@ -11,7 +11,9 @@ returns are then no wall segments. A walker who stops stays such an agent (at it
 slow velocity) while it is tracked. A track never seen moving is not an agent: its returns stay
 scan segments, so a person standing is an obstacle, not a ghost agent.
 
-Crowds: a cluster wider than one person is split where its range profile peaks (two people side
+Crowds: clusters up to ``max_diameter`` (1.1 m: a person of radius 0.5 m) are objects, those
+wider than 0.8 m only if they are convex arcs (a straight or concave cluster is a wall); a
+cluster wider than one person is split where its range profile peaks (two people side
 by side, one partly behind another), partial views (occluded, or parts of a split cluster) keep
 updating the tracks they belong to, a confirmed track hidden behind a nearer detection is kept
 up to 3 s, and a track is confirmed by two detections ``confirm_time`` apart as well as by
