@@ -36,7 +36,7 @@ def scan(sensor, centers=None, radii=None, walls=None, *, rng=None):
 
 
 def detect(sensor, centers=None, radii=None, walls=None, seed=0):
-    """The node's detector (PeopleConfig defaults) on a noisy synthetic scan."""
+    """Run the node's detector (PeopleConfig defaults) on a noisy synthetic scan."""
     detector = Detector(max_diameter=CONFIG.max_diameter, split_depth=CONFIG.split_depth)
     points, beams, n, inc = scan(sensor, centers, radii, walls,
                                  rng=np.random.default_rng(seed))
@@ -60,8 +60,8 @@ def run(scene, duration, sensor=(0.0, 0.0), seed=0):
 
 @pytest.mark.parametrize('radius', [0.3, 0.4, 0.45, 0.5])
 @pytest.mark.parametrize('distance', [1.0, 2.0, 3.5, 5.0])
-def test_person_of_any_radius_up_to_half_a_metre_is_one_detection_of_its_size(radius,
-                                                                           distance):
+def test_person_of_any_radius_up_to_half_a_metre_is_one_detection_of_its_size(
+        radius, distance):
     for seed, bearing in enumerate([0.3, 1.9, -2.6]):
         centre = distance * np.array([math.cos(bearing), math.sin(bearing)])
         centres, radii = detect((0.0, 0.0), [centre], [radius], seed=seed)
@@ -82,15 +82,14 @@ def test_straight_wall_wider_than_a_box_is_no_person(length, distance, tilt):
 
 
 def test_concave_corner_as_wide_as_a_person_is_no_person():
-    # An inside corner (opening toward the sensor) 1 m across: its range profile peaks at
-    # the corner, and neither 0.5 m-wide half is taken for a person either... when each half
-    # is flat and the whole is concave, nothing bulges toward the sensor.
+    # An inside corner (opening toward the sensor) 1 m across: concave, so not a person
+    # (its two flat halves may still be split off as objects narrower than 0.8 m).
     centres, _ = detect((0.0, 0.0), walls=[[[3.3, -0.5], [3.0, 0.0]], [[3.0, 0.0], [3.3, 0.5]]])
     assert not any(np.linalg.norm(c - [3.15, 0.0]) < 0.3 for c in centres)
 
 
 def _turning(radius, speed, turn_at, start, heading, turn):
-    """A walker going straight, then turning by ``turn`` [rad] at once at ``turn_at`` [s]."""
+    """Return a walker going straight, then turning by ``turn`` [rad] at ``turn_at`` [s]."""
     d0 = np.array([math.cos(heading), math.sin(heading)])
     d1 = np.array([math.cos(heading + turn), math.sin(heading + turn)])
     start = np.asarray(start, dtype=float)
