@@ -124,6 +124,7 @@ class Avoidance:
             keep_margin=~yields, heading=obs.ahead_yaw,
             lookahead=np.where(cfg.differential, cfg.lookahead, 0.0),
             max_turn_rate=np.broadcast_to(cfg.max_angular_speed, (cfg.n,)),
+            lead_time=np.zeros(cfg.n),
             **self.give_way.core_arguments(cfg, now, np.arange(cfg.n)))
 
     def _people_agents(self, cfg, now, inputs, moving, warnings):
@@ -155,7 +156,8 @@ class Avoidance:
                       agent_horizon=cfg.person_time_horizon * ones,
                       neighbor_reach=cfg.person_neighbor_dist * ones,
                       keep_margin=np.zeros(k, bool), heading=np.zeros(k),
-                      lookahead=np.zeros(k), max_turn_rate=np.zeros(k), **shares)
+                      lookahead=np.zeros(k), max_turn_rate=np.zeros(k),
+                      lead_time=cfg.person_lead_time * ones, **shares)
 
     def _track(self, cfg, people, scans, poses, now, present):
         """Update the people tracker with the fresh robots' scans; return the moving tracks."""

@@ -79,6 +79,9 @@ class FleetConfig:
     # for this far ahead [s] and this far away [m]: walkers close faster than robots.
     person_time_horizon: float
     person_neighbor_dist: float
+    # [s] Walking people and tracks are also avoided where they will be this far ahead,
+    # while the margins are whole (a preference; 0 = off).
+    person_lead_time: float
     # Acceleration limits, (N,) or scalar, 0 = unlimited (docs/acceleration.md): ORCA picks
     # only velocities reachable from the last command within one period, and the drive
     # mapping clips each command's change to them.

@@ -280,6 +280,11 @@ PARAMS = (
        'Collisions with moving tracks, known people and observed robots that do not avoid '
        'are avoided this far ahead [s]; a person walking at 1 m/s toward a robot closes at '
        '2 m/s', range=(0.01, 100.0)),
+    _p('person_lead_time', 1.0, 'double',
+       'Robots also keep clear of where each walking track or known person will be this far '
+       'ahead [s] (its velocity held), while the margins are whole: they pass behind a walker '
+       'rather than across its next steps; a preference, given up first in a crowd; '
+       '0 = only where it is', range=(0.0, 5.0)),
     _p('person_neighbor_dist', 10.0, 'double',
        'Moving tracks, known people and observed robots that do not avoid are looked for this '
        'far [m]', range=(0.01, 1000.0)),

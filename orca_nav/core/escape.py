@@ -198,6 +198,10 @@ UNICYCLE_TURNS = (-1.0, -0.5, 0.0, 0.5, 1.0)
 # [rad] A candidate turns until its heading has changed this much, then drives straight: a
 # quarter turn is the side step of a robot that cannot step sideways.
 UNICYCLE_TURN_SPAN = 0.5 * math.pi
+# Spins in place at the largest yaw rate, either way, by these angles [rad], then straight on
+# at these fractions of max_speed: out of a walker's way where any arc would meet it.
+SPIN_SPANS = (0.25 * math.pi, 0.5 * math.pi, 0.75 * math.pi, math.pi)
+SPIN_SPEEDS = (1.0, 0.6)
 # [s] A drive's nearness to the preferred velocity is that of its mean velocity over this
 # long (or cap, if shorter): a quarter turn at 1.5 rad/s takes 1.05 s, and a robot that
 # turns to go round must not lose to one that stands.
@@ -208,14 +212,14 @@ ROLLOUT_SEGMENTS = 25
 
 
 @njit(cache=True)
-def _rollout_value(i, x0, y0, yaw0, v, w, positions, reach, contact, agent_nbrs, nbr_vel, cap,
-                   time_step):
+def _rollout_value(i, x0, y0, yaw0, v, w, span, v_after, positions, reach, contact,
+                   agent_nbrs, nbr_vel, cap, time_step):
     """
-    Return (depth, bodies, time, mean velocity) of a unicycle driving (v, w) from a pose.
+    Return (depth, bodies, time, mean velocity) of a unicycle's drive from a pose.
 
-    The robot's centre starts at (x0, y0) with heading yaw0, turns at w until its heading
-    has changed by UNICYCLE_TURN_SPAN, then goes straight at v; each neighbour of agent i
-    goes on at nbr_vel. reach, contact : (K,) [m] the contact distances of the robot's own
+    The robot's centre starts at (x0, y0) with heading yaw0, drives at (v, w) until its
+    heading has changed by span [rad], then goes straight at v_after; each neighbour of
+    agent i goes on at nbr_vel. reach, contact : (K,) [m] the contact distances of the robot's own
     disc (not its point ahead). depth, bodies, time : as ``_candidate_value``, on the
     roll-out's chords (the first is one time step); mean velocity (mx, my) [m/s]: the
     displacement over PROGRESS_TIME (or cap) divided by it.
@@ -223,7 +227,7 @@ def _rollout_value(i, x0, y0, yaw0, v, w, positions, reach, contact, agent_nbrs,
     depth = 0.0
     bodies = 0.0
     time = cap
-    turn_time = cap if w == 0.0 else min(cap, UNICYCLE_TURN_SPAN / abs(w))
+    turn_time = cap if w == 0.0 else min(cap, span / abs(w))
     segment = max(time_step, cap / ROLLOUT_SEGMENTS)
     progress_time = min(PROGRESS_TIME, cap)
     mx = 0.0
@@ -246,8 +250,9 @@ def _rollout_value(i, x0, y0, yaw0, v, w, positions, reach, contact, agent_nbrs,
             yaw1 = yaw + w * turning
             x1 += v / w * (math.sin(yaw1) - math.sin(yaw))
             y1 -= v / w * (math.cos(yaw1) - math.cos(yaw))
-        x1 += v * math.cos(yaw1) * (dt - turning)
-        y1 += v * math.sin(yaw1) * (dt - turning)
+        straight = v if w == 0.0 else v_after
+        x1 += straight * math.cos(yaw1) * (dt - turning)
+        y1 += straight * math.sin(yaw1) * (dt - turning)
         ux = (x1 - x) / dt
         uy = (y1 - y) / dt
         for k in range(agent_nbrs.shape[1]):
@@ -329,7 +334,9 @@ def escape_unicycle(i, positions, reach, contact, agent_nbrs, nbr_vel, lines, n_
     best_score = -math.inf
     best_value = -math.inf
     n_grid = len(UNICYCLE_SPEEDS) * len(UNICYCLE_TURNS)
-    for c in range(3 + n_grid):
+    n_spin = 2 * len(SPIN_SPANS) * len(SPIN_SPEEDS)
+    for c in range(3 + n_grid + n_spin):
+        span = UNICYCLE_TURN_SPAN
         if c == 0:
             v = 0.0
             w = 0.0
@@ -337,21 +344,30 @@ def escape_unicycle(i, positions, reach, contact, agent_nbrs, nbr_vel, lines, n_
             v, w = _unicycle_of(pref_x, pref_y, cos_h, sin_h, lookahead, max_speed, turn_rate)
         elif c == 2:
             v, w = _unicycle_of(lp_x, lp_y, cos_h, sin_h, lookahead, max_speed, turn_rate)
-        else:
+        elif c < 3 + n_grid:
             v = UNICYCLE_SPEEDS[(c - 3) // len(UNICYCLE_TURNS)] * max_speed
             w = UNICYCLE_TURNS[(c - 3) % len(UNICYCLE_TURNS)] * turn_rate
             # The point's speed |(v, w D)| within max_speed.
             side = w * lookahead
             room = math.sqrt(max(max_speed * max_speed - side * side, 0.0))
             v = max(-room, min(v, room))
+        else:
+            # Spin in place, then straight on.
+            s_i = c - 3 - n_grid
+            v = 0.0
+            w = turn_rate if s_i % 2 == 0 else -turn_rate
+            span = SPIN_SPANS[(s_i // 2) % len(SPIN_SPANS)]
+        v_after = v
+        if c >= 3 + n_grid:
+            v_after = SPIN_SPEEDS[(c - 3 - n_grid) // (2 * len(SPIN_SPANS))] * max_speed
         vx = v * cos_h - w * lookahead * sin_h
         vy = v * sin_h + w * lookahead * cos_h
         viol = _line_violation(lines, n_hard, vx, vy)
         if viol <= LINE_SLACK:
             viol = 0.0
-        depth, bodies, time, mx, my = _rollout_value(i, x0, y0, heading, v, w, positions,
-                                                     own_reach, own_contact, agent_nbrs,
-                                                     nbr_vel, cap, time_step)
+        depth, bodies, time, mx, my = _rollout_value(i, x0, y0, heading, v, w, span, v_after,
+                                                     positions, own_reach, own_contact,
+                                                     agent_nbrs, nbr_vel, cap, time_step)
         dx = mx - pref_x
         dy = my - pref_y
         score = time - (ESCAPE_PREF_WEIGHT * min(1.0, time / ESCAPE_URGENT)
@@ -391,5 +407,6 @@ def drive_keeps_clear(i, positions, reach, contact, agent_nbrs, nbr_vel, max_spe
     v, w = _unicycle_of(vx, vy, cos_h, sin_h, lookahead, max_speed, turn_rate)
     depth, bodies, time, _, _ = _rollout_value(
         i, positions[i, 0] - lookahead * cos_h, positions[i, 1] - lookahead * sin_h, heading,
-        v, w, positions, own_reach, own_contact, agent_nbrs, nbr_vel, cap, time_step)
+        v, w, UNICYCLE_TURN_SPAN, v, positions, own_reach, own_contact, agent_nbrs, nbr_vel,
+        cap, time_step)
     return depth == 0.0 and bodies == 0.0 and time >= cap

@@ -708,7 +708,7 @@ def _level_margin(soft, i, j, scale, moving_scale, stall, share, vj_x, vj_y):
 
 @njit(cache=True)
 def _agent_lines_soft(lines, n, i, positions, velocities, radius, agent_nbrs, soft, scale,
-                      moving_scale, stall, inv_dt, cases, shares, nbr_vel):
+                      moving_scale, stall, inv_dt, cases, shares, nbr_vel, lead_on=False):
     """
     ``_agent_lines`` with margins, per-agent horizons and look-ahead ranges (``soft``).
 
@@ -716,7 +716,7 @@ def _agent_lines_soft(lines, n, i, positions, velocities, radius, agent_nbrs, so
     ``_level_margin`` beyond the contact radii, looks ``max(horizon_i, horizon_j)`` ahead
     and counts only within ``max(reach_i, reach_j)``.
     """
-    horizon, reach = soft[1], soft[2]
+    horizon, reach, lead = soft[1], soft[2], soft[8]
     for k in range(agent_nbrs.shape[1]):
         j = agent_nbrs[i, k]
         if j < 0:
@@ -727,14 +727,54 @@ def _agent_lines_soft(lines, n, i, positions, velocities, radius, agent_nbrs, so
         if rel_x * rel_x + rel_y * rel_y > far * far:
             continue
         share, vj_x, vj_y = _share_and_velocity(k, j, velocities, shares, nbr_vel)
+        combined = radius[i] + radius[j] + _level_margin(soft, i, j, scale, moving_scale,
+                                                         stall, share, vj_x, vj_y)
+        inv_th = 1.0 / max(horizon[i], horizon[j])
         lx, ly, ldx, ldy, cases[k] = agent_line(
             rel_x, rel_y, velocities[i, 0] - vj_x, velocities[i, 1] - vj_y,
-            velocities[i, 0], velocities[i, 1],
-            radius[i] + radius[j] + _level_margin(soft, i, j, scale, moving_scale, stall,
-                                                  share, vj_x, vj_y),
-            1.0 / max(horizon[i], horizon[j]), inv_dt, 1.0 if i < j else -1.0, share)
+            velocities[i, 0], velocities[i, 1], combined, inv_th, inv_dt,
+            1.0 if i < j else -1.0, share)
         n = _put(lines, n, lx, ly, ldx, ldy)
+        if (lead_on and lead[j] > 0.0 and share >= 1.0
+                and vj_x * vj_x + vj_y * vj_y > SLOW_SPEED * SLOW_SPEED
+                and _in_path(rel_x, rel_y, vj_x * lead[j], vj_y * lead[j], combined)):
+            # Where the walker will be: the same disc lead[j] ahead on its way, avoided as
+            # the walker is; inside it already (in the walker's next steps), out of it
+            # within lead[j]. Passing behind a walker beats crossing its next steps, and
+            # stepping aside beats running ahead of it.
+            lx, ly, ldx, ldy, _ = agent_line(
+                rel_x + vj_x * lead[j], rel_y + vj_y * lead[j], velocities[i, 0] - vj_x,
+                velocities[i, 1] - vj_y, velocities[i, 0], velocities[i, 1], combined, inv_th,
+                1.0 / lead[j], 1.0 if i < j else -1.0, share)
+            n = _put(lines, n, lx, ly, ldx, ldy)
     return n
+
+
+@njit(cache=True)
+def _in_path(rel_x, rel_y, way_x, way_y, distance):
+    """Whether the origin is within distance of the segment rel -> rel + way."""
+    way_sq = way_x * way_x + way_y * way_y
+    t = 0.0 if way_sq == 0.0 else min(max(-(rel_x * way_x + rel_y * way_y) / way_sq, 0.0), 1.0)
+    qx = rel_x + t * way_x
+    qy = rel_y + t * way_y
+    return qx * qx + qy * qy < distance * distance
+
+
+@njit(cache=True)
+def _walker_with_lead(i, agent_nbrs, responsibility, soft):
+    """Whether movable agent i has a neighbour that does not avoid it with a lead > 0."""
+    if responsibility is None:
+        return False
+    immovable = responsibility[1]
+    if immovable[i]:
+        return False
+    for k in range(agent_nbrs.shape[1]):
+        j = agent_nbrs[i, k]
+        if j < 0:
+            break
+        if immovable[j] and soft[8][j] > 0.0:
+            return True
+    return False
 
 
 @njit(cache=True)
@@ -891,7 +931,9 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
         the step. soft[5:8] : (N,) heading [rad], lookahead [m] and max yaw rate [rad/s]:
         an agent with lookahead > 0 is the point ahead of a differential robot, whose way
         out is ``escape.escape_unicycle`` and which takes it also when the drive of its
-        answer would not keep clear (``escape.drive_keeps_clear``).
+        answer would not keep clear (``escape.drive_keeps_clear``). soft[8] : (N,) lead
+        [s]: with the margins whole, a walking neighbour that does not avoid (share 1) and
+        has lead > 0 is also avoided where it will be lead seconds on (``_agent_lines_soft``).
     Rows of ``out`` of inactive agents are left as they are.
     """
     positions, velocities, prefs, radius, max_speed, agent_nbrs = agents
@@ -903,6 +945,8 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
     for i in range(n_agents):
         max_obst = max(max_obst, obst_offsets[i + 1] - obst_offsets[i])
     n_rows = max_obst + 2 * k_max + 1
+    if soft is not None:
+        n_rows += k_max  # the lines of where walkers will be (``soft``'s lead)
     if reach_set is not None:
         accel_r, decel_r, ref, floor = reach_set
         n_rows += MAX_REACH_LINES
@@ -932,8 +976,10 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
         py = positions[i, 1]
         vx = velocities[i, 0]
         vy = velocities[i, 1]
-        # Soft mode: the MARGIN_SCALES, then the stall level (reached only after a stall).
-        n_scales = 1 if soft is None else len(MARGIN_SCALES) + 1
+        # Soft mode: the MARGIN_SCALES, then the stall level (reached only after a stall);
+        # beside walkers with a lead, each scale first with the lines of where they will be.
+        ahead = soft is not None and _walker_with_lead(i, agent_nbrs, responsibility, soft)
+        n_scales = 1 if soft is None else (len(MARGIN_SCALES) * (1 + ahead) + 1)
         kept = False
         kept_x = 0.0
         kept_y = 0.0
@@ -941,10 +987,12 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
         # until a stall (not a conflict) sends the loop on, then held (SLOW_SPEED).
         moving_scale = MARGIN_SCALES[0]
         for level in range(n_scales):
-            stall = level == len(MARGIN_SCALES)
+            lead_on = ahead and level % 2 == 0
+            margin_level = level // 2 if ahead else level
+            stall = margin_level == len(MARGIN_SCALES)
             if stall and not kept:
                 break  # the last scale conflicts: the way out below
-            scale = MARGIN_SCALES[min(level, len(MARGIN_SCALES) - 1)]
+            scale = MARGIN_SCALES[min(margin_level, len(MARGIN_SCALES) - 1)]
             if not kept:
                 moving_scale = scale
             own_radius = radius[i]
@@ -1008,11 +1056,11 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
                 if responsibility is None:
                     n = _agent_lines_soft(lines, n, i, positions, velocities, radius,
                                           agent_nbrs, soft, scale, moving_scale, stall,
-                                          inv_dt, agent_cases, None, None)
+                                          inv_dt, agent_cases, None, None, lead_on)
                 else:
                     n = _agent_lines_soft(lines, n, i, positions, velocities, radius,
                                           agent_nbrs, soft, scale, moving_scale, stall,
-                                          inv_dt, agent_cases, shares, nbr_vel)
+                                          inv_dt, agent_cases, shares, nbr_vel, lead_on)
             elif responsibility is None:
                 # RVO2's case, compiled without the shares (as fast as before them).
                 n = _agent_lines(lines, n, i, positions, velocities, radius, agent_nbrs, inv_th,

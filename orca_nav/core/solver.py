@@ -305,6 +305,11 @@ class Agents(NamedTuple):
         (``escape.escape_unicycle``), and it takes that way out also when the drive that
         gives its answer as well as it can (``drive.differential_command``'s scaling) would
         come into contact (``escape.drive_keeps_clear``). lookahead 0: a disc as before.
+    lead_time : (N,) or scalar [s], or None (0); only with the margins. A walking agent that
+        does not avoid (immovable) with lead_time > 0 is also avoided, while the margins are
+        whole, where it will be lead_time on (the same disc, the same velocity): the others
+        pass behind it rather than across its next steps. A preference: it is the first to
+        go when the half-planes conflict or leave no way forward.
     """
 
     positions: ArrayLike
@@ -327,6 +332,7 @@ class Agents(NamedTuple):
     heading: Optional[ArrayLike] = None
     lookahead: Optional[ArrayLike] = None
     max_turn_rate: Optional[ArrayLike] = None
+    lead_time: Optional[ArrayLike] = None
 
     def take(self, rows: ArrayLike) -> 'Agents':
         """Return the agents of these rows (indices or a mask); scalars stay scalars."""
@@ -432,7 +438,8 @@ def solve(agents: Agents, settings: SolverSettings,
                            velocities, time_step)
     soft = _soft(n, agents.margin, agents.agent_horizon, agents.neighbor_reach, time_horizon,
                  neighbor_dist, agents.keep_margin,
-                 _drive_set(n, agents.heading, agents.lookahead, agents.max_turn_rate))
+                 _drive_set(n, agents.heading, agents.lookahead, agents.max_turn_rate),
+                 agents.lead_time)
     if obstacles is None:
         obstacles = _no_obstacles()
     out = velocities.copy()
@@ -487,20 +494,21 @@ def _active(active: Optional[ArrayLike], n: int) -> np.ndarray:
 def _soft(n: int, margin: Optional[ArrayLike], agent_horizon: Optional[ArrayLike],
           neighbor_reach: Optional[ArrayLike], time_horizon: float,
           neighbor_dist: float, keep_margin: Optional[ArrayLike] = None,
-          drive_set: Optional[tuple] = None) -> Optional[tuple]:
+          drive_set: Optional[tuple] = None,
+          lead_time: Optional[ArrayLike] = None) -> Optional[tuple]:
     """
     Check the soft-mode arguments of ``compute_velocities``.
 
     Returns None when all three are None (RVO2), else ``orca.solve_all``'s ``soft``:
-    (margin, horizon, reach, cap, keep, heading, lookahead, turn_rate) with (N,) float
-    arrays, cap the largest horizon [s], keep (N,) bool and the last three ``_drive_set``'s
-    (lookahead 0 everywhere without one).
+    (margin, horizon, reach, cap, keep, heading, lookahead, turn_rate, lead) with (N,)
+    float arrays, cap the largest horizon [s], keep (N,) bool, then ``_drive_set``'s three
+    (lookahead 0 everywhere without one) and lead_time (0 without).
     """
     if margin is None and agent_horizon is None and neighbor_reach is None:
         if keep_margin is not None:
             raise ValueError('keep_margin needs margin')
-        if drive_set is not None:
-            raise ValueError("lookahead needs margin (the way out is the soft mode's)")
+        if drive_set is not None or lead_time is not None:
+            raise ValueError("lookahead and lead_time need margin (they are the soft mode's)")
         return None
     out = []
     for name, value, default, lowest in (('margin', margin, 0.0, 0.0),
@@ -519,7 +527,11 @@ def _soft(n: int, margin: Optional[ArrayLike], agent_horizon: Optional[ArrayLike
             else _check_flags('keep_margin', keep_margin, (n,)))
     if drive_set is None:
         drive_set = (np.zeros(n), np.zeros(n), np.zeros(n))
-    return (out[0], out[1], out[2], cap, keep, *drive_set)
+    lead = np.zeros(n) if lead_time is None else _check_array(
+        'lead_time', np.broadcast_to(np.asarray(lead_time, float), (n,)), (n,)).copy()
+    if np.any(lead < 0.0):
+        raise ValueError(f'lead_time must be non-negative, got {lead[lead < 0][0]!r}')
+    return (out[0], out[1], out[2], cap, keep, *drive_set, lead)
 
 
 def _drive_set(n: int, heading: Optional[ArrayLike], lookahead: Optional[ArrayLike],
@@ -646,7 +658,7 @@ def warmup() -> None:
     # out), a walker (immovable) beside it.
     soft = {'margin': [0.05, 0.3, 0.05], 'agent_horizon': [2.0, 5.0, 2.0],
             'neighbor_reach': [3.0, 10.0, 3.0], 'heading': [0.0, 3.0, 1.0],
-            'lookahead': [0.1, 0.0, 0.0], 'max_turn_rate': 1.5}
+            'lookahead': [0.1, 0.0, 0.0], 'max_turn_rate': 1.5, 'lead_time': [0.0, 1.0, 0.0]}
     for shares in ({}, {'immovable': [False, True, False]}):
         for limits in ({}, {'max_accel': 0.5, 'max_decel': 1.0}):
             compute_velocities(pos, np.array([[0.0, 0.0], [-1.0, 0.0], [0.0, 0.0]]), prefs,
