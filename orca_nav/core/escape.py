@@ -202,6 +202,8 @@ UNICYCLE_TURN_SPAN = 0.5 * math.pi
 # at these fractions of max_speed: out of a walker's way where any arc would meet it.
 SPIN_SPANS = (0.25 * math.pi, 0.5 * math.pi, 0.75 * math.pi, math.pi)
 SPIN_SPEEDS = (1.0, 0.6)
+# [m] Resolution of the bodies' contact up to cap in a differential robot's way out.
+BODIES_GRAIN = 0.02
 # [s] A drive's nearness to the preferred velocity is that of its mean velocity over this
 # long (or cap, if shorter): a quarter turn at 1.5 rad/s takes 1.05 s, and a robot that
 # turns to go round must not lose to one that stands.
@@ -299,7 +301,7 @@ def _unicycle_of(vx, vy, cos_h, sin_h, lookahead, max_speed, turn_rate):
 @njit(cache=True)
 def escape_unicycle(i, positions, reach, contact, agent_nbrs, nbr_vel, lines, n_hard,
                     max_speed, pref_x, pref_y, lp_x, lp_y, cap, time_step, heading, lookahead,
-                    turn_rate):
+                    turn_rate, now_x, now_y):
     """
     Return a differential robot's way out: ``escape_velocity``'s ranking over its drives.
 
@@ -370,8 +372,14 @@ def escape_unicycle(i, positions, reach, contact, agent_nbrs, nbr_vel, lines, n_
                                                      agent_nbrs, nbr_vel, cap, time_step)
         dx = mx - pref_x
         dy = my - pref_y
+        sx = vx - now_x
+        sy = vy - now_y
         score = time - (ESCAPE_PREF_WEIGHT * min(1.0, time / ESCAPE_URGENT)
-                        * math.sqrt(dx * dx + dy * dy))
+                        * (math.sqrt(dx * dx + dy * dy) + math.sqrt(sx * sx + sy * sy)))
+        # Bodies' contacts within BODIES_GRAIN count as equal: the way out keeps to what it
+        # was doing (the change from the velocity now costs as nearness does) rather than
+        # switching drives each step over millimetres of a prediction.
+        bodies = math.ceil(bodies / BODIES_GRAIN) * BODIES_GRAIN
         if viol < best_viol or (viol == best_viol and (
                 depth < best_depth or (depth == best_depth and (
                     bodies < best_bodies or (bodies == best_bodies

@@ -829,13 +829,17 @@ MARGIN_SCALES = (1.0, 0.5, 0.25)
 
 @njit(cache=True)
 def _way_out(i, positions, reach, contact, agent_nbrs, nbr_vel, lines, n_hard, max_speed,
-             pref_x, pref_y, lp_x, lp_y, cap, time_step, drive_i):
-    """Return agent i's way out: a differential robot's (drive_i's lookahead > 0) or a disc's."""
+             pref_x, pref_y, lp_x, lp_y, cap, time_step, drive_i, now):
+    """
+    Return agent i's way out: a differential robot's (drive_i's lookahead > 0) or a disc's.
+
+    now : (2,) agent i's velocity now (a differential robot keeps to its way out).
+    """
     heading, lookahead, turn_rate = drive_i
     if lookahead > 0.0:
         return escape_unicycle(i, positions, reach, contact, agent_nbrs, nbr_vel, lines,
                                n_hard, max_speed, pref_x, pref_y, lp_x, lp_y, cap, time_step,
-                               heading, lookahead, turn_rate)
+                               heading, lookahead, turn_rate, now[0], now[1])
     return escape_velocity(i, positions, reach, contact, agent_nbrs, nbr_vel, lines, n_hard,
                            max_speed, pref_x, pref_y, lp_x, lp_y, cap, time_step)
 
@@ -1129,7 +1133,8 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
                     rx, ry, contact = _way_out(i, positions, esc_reach, esc_contact,
                                                agent_nbrs, esc_vel, lines, n_obst,
                                                max_speed[i], prefs[i, 0], prefs[i, 1], rx, ry,
-                                               soft[3], time_step, drive_i)
+                                               soft[3], time_step, drive_i,
+                                               velocities[i])
                     fail = n
                     if hard_step_lines and contact < time_step:
                         stuck_out[i] = True
