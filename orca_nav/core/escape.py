@@ -204,6 +204,10 @@ SPIN_SPANS = (0.25 * math.pi, 0.5 * math.pi, 0.75 * math.pi, math.pi)
 SPIN_SPEEDS = (1.0, 0.6)
 # [m] Resolution of the bodies' contact up to cap in a differential robot's way out.
 BODIES_GRAIN = 0.02
+# [m/s] What turning or driving the other way than now costs a differential way out, as
+# nearness to the preferred velocity (a change of speed costs nothing: standing still must
+# not hold a robot still).
+SWITCH_COST = 1.0
 # [s] A drive's nearness to the preferred velocity is that of its mean velocity over this
 # long (or cap, if shorter): a quarter turn at 1.5 rad/s takes 1.05 s, and a robot that
 # turns to go round must not lose to one that stands.
@@ -328,6 +332,7 @@ def escape_unicycle(i, positions, reach, contact, agent_nbrs, nbr_vel, lines, n_
     for k in range(k_max):
         own_reach[k] = max(reach[k] - lookahead, 0.0)
         own_contact[k] = max(contact[k] - lookahead, 0.0)
+    v_now, w_now = _unicycle_of(now_x, now_y, cos_h, sin_h, lookahead, max_speed, turn_rate)
     best_x = 0.0
     best_y = 0.0
     best_viol = math.inf
@@ -372,13 +377,17 @@ def escape_unicycle(i, positions, reach, contact, agent_nbrs, nbr_vel, lines, n_
                                                      agent_nbrs, nbr_vel, cap, time_step)
         dx = mx - pref_x
         dy = my - pref_y
-        sx = vx - now_x
-        sy = vy - now_y
+        # Turning the other way, or driving the other way, than now costs SWITCH_COST of
+        # nearness each: the way out keeps to what it was doing rather than switching drives
+        # every step over millimetres of a prediction (bodies' contacts within BODIES_GRAIN
+        # count as equal for the same reason).
+        switch = 0.0
+        if v * v_now < 0.0:
+            switch += SWITCH_COST
+        if w * w_now < 0.0:
+            switch += SWITCH_COST
         score = time - (ESCAPE_PREF_WEIGHT * min(1.0, time / ESCAPE_URGENT)
-                        * (math.sqrt(dx * dx + dy * dy) + math.sqrt(sx * sx + sy * sy)))
-        # Bodies' contacts within BODIES_GRAIN count as equal: the way out keeps to what it
-        # was doing (the change from the velocity now costs as nearness does) rather than
-        # switching drives each step over millimetres of a prediction.
+                        * (math.sqrt(dx * dx + dy * dy) + switch))
         bodies = math.ceil(bodies / BODIES_GRAIN) * BODIES_GRAIN
         if viol < best_viol or (viol == best_viol and (
                 depth < best_depth or (depth == best_depth and (
