@@ -86,6 +86,8 @@ bench: venv-test
 	PYTHONPATH=$(CURDIR) $(PY) -m benchmarks.bench_routes
 	PYTHONPATH=$(CURDIR) $(PY) -m benchmarks.bench_node --fleets 100 --map --repeats 2
 	PYTHONPATH=$(CURDIR) $(PY) -m benchmarks.bench_crowd --robot orca_nav
+	PYTHONPATH=$(CURDIR) $(PY) -m benchmarks.bench_crowdnavpp --robot orca_nav --period 0.1 \
+		--drive differential --cases 250 --jobs 2
 
 clean:
 	rm -rf .colcon build install log .pytest_cache .hypothesis
