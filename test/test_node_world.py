@@ -329,7 +329,8 @@ def test_a_ring_swap_with_two_walkers_only_the_scans_show(context, drive):
 # -0.50 to -0.20 m (-0.37 m at the timing here); at 31a28b9 (core/escape.py's escape_unicycle,
 # drive_keeps_clear) positive in 8 (0.13-0.15 m in six, 0.002 and 0.003 m in two) and negative
 # in 3 (-0.20 to -0.17 m, at -0.05, +0.1 and +0.2 s): the timing here keeps 0.133 m, and
-# walkers closing from two sides at once can still be met.
+# walkers closing from two sides at once can still be met. With the spins and SWITCH_COST of
+# the way out (8ddfa76) this timing keeps 0.120 m, every robot there at 16.7 s.
 SQUARE_OF_FOUR = [('robot1', (-2.46, -0.445, 0.179), (2.46, 0.445)),
                   ('robot2', (0.445, -2.46, 1.75), (-0.445, 2.46)),
                   ('robot3', (2.46, 0.445, -2.962), (-2.46, -0.445)),
