@@ -241,3 +241,68 @@ def test_each_observed_robot_says_whether_it_avoids_back():
     # A head-on robot that avoids back leaves the commanded one half of the sidestep.
     peer, forklift = first_command(1), first_command(2)
     assert 0.0 < abs(peer[1]) < abs(forklift[1]), (peer, forklift)
+
+
+def test_a_differential_robots_way_out_is_one_it_can_drive():
+    """
+    A walker 1.5 m behind closes at 1 m/s on a differential robot (0.5 m/s, 1.5 rad/s).
+
+    The disc's way out (escape_velocity) asks its point ahead to move sideways, which the
+    drive gives as a turn on the spot: rolled out, the walker walks into it. The way out among
+    drives (escape_unicycle) is drivable (sideways at most lookahead x max yaw rate) and,
+    rolled out the same way, keeps the bodies apart.
+    """
+    from orca_nav.core import escape
+    lookahead, turn, heading = 0.1, 1.5, np.pi / 2
+    positions = np.array([[0.0, lookahead], [0.0, -1.5]])   # the point ahead; the walker
+    nbrs = np.array([[1, -1], [-1, -1]])
+    nbr_vel = np.array([[0.0, 1.0], [0.0, 0.0]])
+    contact = np.array([0.2 + lookahead + 0.3, 0.0])
+    reach = contact + 0.1
+    lines = np.zeros((1, 4))
+    args = (0, positions, reach, contact, nbrs, nbr_vel, lines, 0, 0.5, 0.0, 0.5, 0.0, 0.5,
+            5.0, 0.1)
+
+    def bodies(vx, vy):
+        v, w = escape._unicycle_of(vx, vy, 0.0, 1.0, lookahead, 0.5, turn)
+        return escape._rollout_value(0, 0.0, 0.0, heading, v, w, escape.UNICYCLE_TURN_SPAN, v,
+                                     positions, reach - lookahead, contact - lookahead, nbrs,
+                                     nbr_vel, 5.0, 0.1)[1]
+
+    disc_x, disc_y, _ = escape.escape_velocity(*args)
+    assert bodies(disc_x, disc_y) > 0.0
+    vx, vy, _ = escape.escape_unicycle(*args, heading, lookahead, turn, 0.0, 0.5)
+    assert abs(vx) <= lookahead * turn + 1e-9   # sideways (heading north: x)
+    v, w = escape._unicycle_of(vx, vy, 0.0, 1.0, lookahead, 0.5, turn)
+    assert (v, w) != (0.0, 0.0)
+    assert bodies(vx, vy) == 0.0
+
+
+def _overtaken(lead_time, steps=30, dt=0.1):
+    """
+    Run a holonomic robot east at 1 m/s, a 1.2 m/s walker 1.6 m behind and 0.1 m beside.
+
+    Returns how far [m] the robot is from the walker's line (y = -0.1) after ``steps``.
+    """
+    pos = np.array([[0.0, 0.0], [-1.6, -0.1]])
+    vel = np.array([[1.0, 0.0], [1.2, 0.0]])
+    for _ in range(steps):
+        extra = {} if lead_time is None else {'lead_time': [0.0, lead_time]}
+        out = compute_velocities(pos, vel, np.array([[1.0, 0.0], [1.2, 0.0]]), [0.3, 0.3],
+                                 [1.0, 1.2], active=[True, False], immovable=[False, True],
+                                 margin=[0.05, 0.3], agent_horizon=[2.0, 5.0],
+                                 neighbor_reach=[3.0, 10.0], keep_margin=[True, False],
+                                 **extra, **dict(CORE, time_step=dt))
+        pos, vel = pos + dt * out, out
+    return abs(pos[0, 1] + 0.1)
+
+
+def test_a_robot_overtaken_by_a_walker_leaves_its_next_second():
+    """
+    With lead_time 1 s the robot is out of the walker's next second (0.6 m off its line).
+
+    Without it, ORCA's least change lets the walker pass at the margin, the robot's place
+    still in the walker's way while it comes (CrowdNav++'s intrusion).
+    """
+    assert _overtaken(None) < 0.6
+    assert _overtaken(1.0) > 0.6
