@@ -122,6 +122,18 @@ def _candidate_value(i, vx, vy, positions, reach, contact, agent_nbrs, nbr_vel, 
 
 
 @njit(cache=True)
+def _ranks_before(viol, depth, bodies, score, best_viol, best_depth, best_bodies, best_score):
+    """Whether a candidate ranks before the best so far: violation, depth, bodies, score."""
+    if viol != best_viol:
+        return viol < best_viol
+    if depth != best_depth:
+        return depth < best_depth
+    if bodies != best_bodies:
+        return bodies < best_bodies
+    return score > best_score
+
+
+@njit(cache=True)
 def escape_velocity(i, positions, reach, contact, agent_nbrs, nbr_vel, lines, n_hard,
                     max_speed, pref_x, pref_y, lp_x, lp_y, cap, time_step):
     """
@@ -177,10 +189,8 @@ def escape_velocity(i, positions, reach, contact, agent_nbrs, nbr_vel, lines, n_
         dy = vy - pref_y
         score = time - (ESCAPE_PREF_WEIGHT * min(1.0, time / ESCAPE_URGENT)
                         * math.sqrt(dx * dx + dy * dy))
-        if viol < best_viol or (viol == best_viol and (
-                depth < best_depth or (depth == best_depth and (
-                    bodies < best_bodies or (bodies == best_bodies
-                                             and score > best_score))))):
+        if _ranks_before(viol, depth, bodies, score, best_viol, best_depth, best_bodies,
+                         best_score):
             best_viol = viol
             best_depth = depth
             best_bodies = bodies
@@ -389,10 +399,8 @@ def escape_unicycle(i, positions, reach, contact, agent_nbrs, nbr_vel, lines, n_
         score = time - (ESCAPE_PREF_WEIGHT * min(1.0, time / ESCAPE_URGENT)
                         * (math.sqrt(dx * dx + dy * dy) + switch))
         bodies = math.ceil(bodies / BODIES_GRAIN) * BODIES_GRAIN
-        if viol < best_viol or (viol == best_viol and (
-                depth < best_depth or (depth == best_depth and (
-                    bodies < best_bodies or (bodies == best_bodies
-                                             and score > best_score))))):
+        if _ranks_before(viol, depth, bodies, score, best_viol, best_depth, best_bodies,
+                         best_score):
             best_viol = viol
             best_depth = depth
             best_bodies = bodies

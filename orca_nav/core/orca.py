@@ -761,8 +761,12 @@ def _in_path(rel_x, rel_y, way_x, way_y, distance):
 
 
 @njit(cache=True)
-def _walker_with_lead(i, agent_nbrs, responsibility, soft):
-    """Whether movable agent i has a neighbour that does not avoid it with a lead > 0."""
+def _avoids_a_walker(i, agent_nbrs, responsibility, lead=None):
+    """
+    Whether movable agent i has a neighbour that does not avoid it (an immovable one).
+
+    lead : (N,) or None; given, only such a neighbour with lead > 0 counts.
+    """
     if responsibility is None:
         return False
     immovable = responsibility[1]
@@ -772,24 +776,7 @@ def _walker_with_lead(i, agent_nbrs, responsibility, soft):
         j = agent_nbrs[i, k]
         if j < 0:
             break
-        if immovable[j] and soft[8][j] > 0.0:
-            return True
-    return False
-
-
-@njit(cache=True)
-def _avoids_a_walker(i, agent_nbrs, responsibility):
-    """Whether movable agent i has a neighbour that does not avoid it (an immovable one)."""
-    if responsibility is None:
-        return False
-    immovable = responsibility[1]
-    if immovable[i]:
-        return False
-    for k in range(agent_nbrs.shape[1]):
-        j = agent_nbrs[i, k]
-        if j < 0:
-            break
-        if immovable[j]:
+        if immovable[j] and (lead is None or lead[j] > 0.0):
             return True
     return False
 
@@ -982,7 +969,7 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
         vy = velocities[i, 1]
         # Soft mode: the MARGIN_SCALES, then the stall level (reached only after a stall);
         # beside walkers with a lead, each scale first with the lines of where they will be.
-        ahead = soft is not None and _walker_with_lead(i, agent_nbrs, responsibility, soft)
+        ahead = soft is not None and _avoids_a_walker(i, agent_nbrs, responsibility, soft[8])
         n_scales = 1 if soft is None else (len(MARGIN_SCALES) * (1 + ahead) + 1)
         kept = False
         kept_x = 0.0
