@@ -330,7 +330,8 @@ def test_a_ring_swap_with_two_walkers_only_the_scans_show(context, drive):
 # drive_keeps_clear) positive in 8 (0.13-0.15 m in six, 0.002 and 0.003 m in two) and negative
 # in 3 (-0.20 to -0.17 m, at -0.05, +0.1 and +0.2 s): the timing here keeps 0.133 m, and
 # walkers closing from two sides at once can still be met. With the spins and SWITCH_COST of
-# the way out (8ddfa76) this timing keeps 0.120 m, every robot there at 16.7 s.
+# the way out (8ddfa76) this timing keeps 0.120 m, every robot there at 16.7 s; with the
+# roll-out's PREDICTION_GROWTH, 0.179 m, every robot there at 17.6 s.
 SQUARE_OF_FOUR = [('robot1', (-2.46, -0.445, 0.179), (2.46, 0.445)),
                   ('robot2', (0.445, -2.46, 1.75), (-0.445, 2.46)),
                   ('robot3', (2.46, 0.445, -2.962), (-2.46, -0.445)),
