@@ -928,8 +928,7 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
     Rows of ``out`` of inactive agents are left as they are.
     """
     positions, velocities, prefs, radius, max_speed, agent_nbrs = agents
-    obst_offsets, obst_edges, ob_point, ob_next, ob_prev, ob_dir, ob_convex = near
-    time_step, time_horizon, time_horizon_obst = times
+    obst_offsets = near[0]
     n_agents = positions.shape[0]
     k_max = agent_nbrs.shape[1]
     max_obst = 0
@@ -939,235 +938,323 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
     if soft is not None:
         n_rows += k_max  # the lines of where walkers will be (``soft``'s lead)
     if reach_set is not None:
-        accel_r, decel_r, ref, floor = reach_set
         n_rows += MAX_REACH_LINES
-    inv_th = 1.0 / time_horizon
-    inv_th_obst = 1.0 / time_horizon_obst
-    inv_dt = 1.0 / time_step
-    if responsibility is not None:
-        weights, immovable, groups, ignore = responsibility
-        shares = np.empty(k_max)
-        nbr_vel = np.empty((k_max, 2))
+    # Agent i's share of each neighbour and the velocity it expects the neighbour to keep
+    # (``_neighbor_terms``; read only with ``responsibility``).
+    shares = np.empty(k_max)
+    nbr_vel = np.empty((k_max, 2))
     if soft is not None:
-        esc_vel = np.empty((k_max, 2))
-        esc_reach = np.empty(k_max)
-        esc_contact = np.empty(k_max)
-        esc_kept = np.empty(k_max)
+        escape = (np.empty((k_max, 2)), np.empty(k_max), np.empty(k_max), np.empty(k_max))
     for i in range(n_agents):
         if not active[i]:
             continue
         if responsibility is not None:
+            weights, immovable, groups, ignore = responsibility
             _neighbor_terms(i, agent_nbrs, velocities, out, weights, immovable, groups, ignore,
                             shares, nbr_vel)
         lines = np.empty((n_rows, 4))
-        proj = np.empty((n_rows, 4))
-        cases = np.empty(max_obst, np.int64)
-        agent_cases = np.empty(k_max, np.int64)
-        px = positions[i, 0]
-        py = positions[i, 1]
-        vx = velocities[i, 0]
-        vy = velocities[i, 1]
-        # Soft mode: the MARGIN_SCALES, then the stall level (reached only after a stall);
-        # beside walkers with a lead, each scale first with the lines of where they will be.
-        ahead = soft is not None and _avoids_a_walker(i, agent_nbrs, responsibility, soft[8])
-        n_scales = 1 if soft is None else (len(MARGIN_SCALES) * (1 + ahead) + 1)
-        kept = False
-        kept_x = 0.0
-        kept_y = 0.0
-        # The scale of the margins toward walking neighbours that do not avoid: the levels'
-        # until a stall (not a conflict) sends the loop on, then held (SLOW_SPEED).
-        moving_scale = MARGIN_SCALES[0]
-        for level in range(n_scales):
-            lead_on = ahead and level % 2 == 0
-            margin_level = level // 2 if ahead else level
-            stall = margin_level == len(MARGIN_SCALES)
-            if stall and not kept:
-                break  # the last scale conflicts: the way out below
-            scale = MARGIN_SCALES[min(margin_level, len(MARGIN_SCALES) - 1)]
-            if not kept:
-                moving_scale = scale
-            own_radius = radius[i]
-            if soft is not None:
-                own_radius += scale * soft[0][i]
-            if reach_set is None:
-                n_obst = obstacle_lines(lines, px, py, vx, vy, own_radius, inv_th_obst,
-                                        obst_edges[obst_offsets[i]:obst_offsets[i + 1]],
-                                        ob_point, ob_next, ob_prev, ob_dir, ob_convex, cases)
-            else:
-                # The reachable velocities first (hardest of all), then the obstacle lines.
-                n_reach = reach_lines(lines, ref[i, 0], ref[i, 1], accel_r[i], decel_r[i])
-                n_obst = n_reach + obstacle_lines(
-                    lines[n_reach:], px, py, vx, vy, own_radius, inv_th_obst,
-                    obst_edges[obst_offsets[i]:obst_offsets[i + 1]], ob_point, ob_next, ob_prev,
-                    ob_dir, ob_convex, cases)
-            n = n_obst
-            if hard_step_lines:
-                # One-step lines for the neighbours that could touch this agent before the next
-                # step (the others' one-step lines lie beyond both speed circles).
-                for k in range(k_max):
-                    j = agent_nbrs[i, k]
-                    if j < 0:
-                        break
-                    rel_x = positions[j, 0] - px
-                    rel_y = positions[j, 1] - py
-                    hard_r = radius[i] + radius[j]
-                    if soft is not None:
-                        # The margins as far as they are always kept: perception and
-                        # prediction err (none toward a standing person at the stall level).
-                        if responsibility is None:
-                            hard_r += _pair_margin(soft, i, j, MARGIN_SCALES[-1])
-                        else:
-                            hard_r += _level_margin(soft, i, j, MARGIN_SCALES[-1],
-                                                    MARGIN_SCALES[-1], stall, shares[k],
-                                                    nbr_vel[k, 0], nbr_vel[k, 1])
-                    hard_r *= 1.0 + HARD_MARGIN
-                    reach = hard_r + (max_speed[i] + max_speed[j]) * time_step
-                    if rel_x * rel_x + rel_y * rel_y >= reach * reach:
-                        continue
-                    if stuck_in[j]:
-                        # The neighbour cannot give way: avoid its chosen velocity all alone.
-                        lx, ly, ldx, ldy, _ = agent_line(
-                            rel_x, rel_y, vx - fixed_vel[j, 0], vy - fixed_vel[j, 1], vx, vy,
-                            hard_r, inv_dt, inv_dt, 1.0 if i < j else -1.0, 0.5)
-                        lx = 2.0 * lx - vx
-                        ly = 2.0 * ly - vy
-                    else:
-                        if responsibility is None:
-                            share, vj_x, vj_y = _share_and_velocity(k, j, velocities, None,
-                                                                    None)
-                        else:
-                            share, vj_x, vj_y = _share_and_velocity(k, j, velocities, shares,
-                                                                    nbr_vel)
-                        lx, ly, ldx, ldy, _ = agent_line(
-                            rel_x, rel_y, vx - vj_x, vy - vj_y, vx, vy, hard_r, inv_dt, inv_dt,
-                            1.0 if i < j else -1.0, share)
-                    n = _put(lines, n, lx, ly, ldx, ldy)
-            n_hard = n
-            if soft is not None:
-                if responsibility is None:
-                    n = _agent_lines_soft(lines, n, i, positions, velocities, radius,
-                                          agent_nbrs, soft, scale, moving_scale, stall,
-                                          inv_dt, agent_cases, None, None, lead_on)
-                else:
-                    n = _agent_lines_soft(lines, n, i, positions, velocities, radius,
-                                          agent_nbrs, soft, scale, moving_scale, stall,
-                                          inv_dt, agent_cases, shares, nbr_vel, lead_on)
-            elif responsibility is None:
-                # RVO2's case, compiled without the shares (as fast as before them).
-                n = _agent_lines(lines, n, i, positions, velocities, radius, agent_nbrs, inv_th,
-                                 inv_dt, agent_cases, None, None)
-            else:
-                n = _agent_lines(lines, n, i, positions, velocities, radius, agent_nbrs, inv_th,
-                                 inv_dt, agent_cases, shares, nbr_vel)
-            fail, rx, ry = linear_program2(lines, n, max_speed[i], prefs[i, 0], prefs[i, 1],
-                                           False)
-            if fail == n:
-                last = level == n_scales - 1
-                if soft is None or last or _progresses(rx, ry, prefs[i, 0], prefs[i, 1]):
-                    break
-                # Kept, but no way forward: a smaller margin may open one (a gap the discs
-                # pass); if none keeps every half-plane, this answer stands.
-                kept = True
-                kept_x = rx
-                kept_y = ry
-            elif kept:
-                fail = n
-                rx = kept_x
-                ry = kept_y
-                break
-        if soft is not None:
-            out_of_reach = False
-            if reach_set is not None:
-                out_of_reach = fail < n_reach
-            # (heading, lookahead, max yaw rate) of a differential robot; lookahead 0: none.
-            drive_i = (soft[5][i], soft[6][i], soft[7][i])
-            walker = _avoids_a_walker(i, agent_nbrs, responsibility)
-            unicycle = drive_i[1] > 0.0
-            if walker and not out_of_reach and (fail < n or unicycle):
-                # No velocity keeps every half-plane, even without margins, beside a
-                # neighbour that does not avoid: the way out that delays the first contact
-                # longest (reach and obstacle lines hard). Among agents that all avoid, the
-                # guard's shared rules below stay (keep-right, second pass, brake).
-                # Contact counts at the margin always kept (as the one-step lines): what
-                # a walker's track velocity gets wrong within a step; toward a standing
-                # person who does not avoid, STANDING_MARGIN (as the stall level).
-                # A differential robot also takes it when the drive that gives the answer
-                # as well as it can (it cannot step sideways) would not keep clear.
-                for k in range(k_max):
-                    j = agent_nbrs[i, k]
-                    if j < 0:
-                        break
-                    if responsibility is None:
-                        margin_k = _pair_margin(soft, i, j, MARGIN_SCALES[-1])
-                        kept_k = _pair_margin(soft, i, j, scale)
-                        esc_vel[k, 0] = velocities[j, 0]
-                        esc_vel[k, 1] = velocities[j, 1]
-                    else:
-                        margin_k = _level_margin(soft, i, j, MARGIN_SCALES[-1],
-                                                 MARGIN_SCALES[-1], True, shares[k],
-                                                 nbr_vel[k, 0], nbr_vel[k, 1])
-                        kept_k = _level_margin(soft, i, j, scale, moving_scale, stall,
-                                               shares[k], nbr_vel[k, 0], nbr_vel[k, 1])
-                        esc_vel[k, 0] = nbr_vel[k, 0]
-                        esc_vel[k, 1] = nbr_vel[k, 1]
-                    esc_contact[k] = radius[i] + radius[j]
-                    esc_reach[k] = esc_contact[k] + margin_k
-                    # What the answer keeps: the margins of the level it was found at.
-                    esc_kept[k] = esc_contact[k] + max(kept_k, margin_k)
-                if fail < n or not drive_keeps_clear(
-                        i, positions, esc_kept, esc_contact, agent_nbrs, esc_vel, max_speed[i],
-                        rx, ry, soft[3], time_step, drive_i[0], drive_i[1], drive_i[2]):
-                    rx, ry, contact = _way_out(i, positions, esc_reach, esc_contact,
-                                               agent_nbrs, esc_vel, lines, n_obst,
-                                               max_speed[i], prefs[i, 0], prefs[i, 1], rx, ry,
-                                               soft[3], time_step, drive_i,
-                                               velocities[i])
-                    fail = n
-                    if hard_step_lines and contact < time_step:
-                        stuck_out[i] = True
+        cases = (np.empty(max_obst, np.int64), np.empty(k_max, np.int64))
+        # The one-step lines with the margins, level by level (RVO2: its one program 2).
+        fail, n, rx, ry, counts, level = _one_step(
+            i, agents, near, times, responsibility, hard_step_lines, stuck_in, fixed_vel,
+            reach_set, soft, shares, nbr_vel, lines, cases)
+        n_reach, n_obst, n_hard = counts
+        if soft is not None and _way_out_wanted(i, agents, responsibility, reach_set, soft,
+                                                fail, n, n_reach):
+            # The way out that delays the first contact longest (``_soft_way_out``).
+            rx, ry, contact = _soft_way_out(i, agents, times[0], responsibility, soft, shares,
+                                            nbr_vel, level, escape, lines, n_obst, fail, n,
+                                            rx, ry)
+            fail = n
+            if hard_step_lines and contact < times[0]:
+                stuck_out[i] = True
         if fail < n:
-            done = False
-            if reach_set is not None and fail < n_obst:
-                if fail < n_reach:
-                    # Not even max_speed is reachable: shed as much speed as possible, then
-                    # max_speed wins (the brake point's direction, at max_speed).
-                    speed = math.sqrt(ref[i, 0] ** 2 + ref[i, 1] ** 2)
-                    scale = max_speed[i] / speed if speed > max_speed[i] else 1.0
-                    rx = ref[i, 0] * scale
-                    ry = ref[i, 1] * scale
-                else:
-                    # Obstacles (and one-step lines) cannot be kept within reach: least
-                    # violation of those, reach lines hard, agent lines dropped.
-                    rx, ry = linear_program3(lines, n_hard, n_reach, fail, max_speed[i], rx,
-                                             ry, proj)
-                if hard_step_lines:
-                    stuck_out[i] = True
-                done = True
-            if not done and n_hard > n_obst:
-                # Conflict: stay inside the obstacle and one-step lines, as close as possible
-                # to the preferred velocity turned to the right (keep-right convention).
-                c = math.cos(FALLBACK_TURN)
-                s = math.sin(FALLBACK_TURN)
-                hard_fail, hx, hy = linear_program2(
-                    lines, n_hard, max_speed[i], c * prefs[i, 0] + s * prefs[i, 1],
-                    -s * prefs[i, 0] + c * prefs[i, 1], False)
-                if hard_fail == n_hard:
-                    rx = hx
-                    ry = hy
-                else:
-                    # Not even the next step can be made contact-free: least violation of
-                    # the one-step lines, obstacle lines hard (program 3 on those lines).
-                    rx, ry = linear_program3(lines, n_hard, n_obst, hard_fail, max_speed[i],
-                                             hx, hy, proj)
-                    stuck_out[i] = True
-                done = True
-            if not done:
-                # RVO2's fallback: obstacle lines hard, least violation of the agent lines.
-                rx, ry = linear_program3(lines, n, n_obst, fail, max_speed[i], rx, ry, proj)
+            # The half-planes conflict: program 3 or the guard's fallbacks.
+            rx, ry = _fallback(i, prefs, max_speed, reach_set, hard_step_lines, stuck_out,
+                               lines, fail, n, counts, rx, ry)
         out[i, 0] = rx
         out[i, 1] = ry
         if reach_set is not None:
+            floor = reach_set[3]
             floor[i] = reach_floor(lines, n_reach, rx, ry)
+
+
+@njit(cache=True)
+def _one_step(i, agents, near, times, responsibility, hard_step_lines, stuck_in, fixed_vel,
+              reach_set, soft, shares, nbr_vel, lines, cases):
+    """
+    Agent i's velocity from program 2 on its lines, margins yielding level by level (soft).
+
+    Returns (fail, n, rx, ry, (n_reach, n_obst, n_hard), (scale, moving_scale, stall)):
+    program 2's failed line (n: none), the lines' count and answer, where the reach,
+    obstacle and one-step lines end in ``lines``, and the margins of the level last built.
+    Soft mode: the MARGIN_SCALES, then the stall level (reached only after a stall); beside
+    walkers with a lead, each scale first with the lines of where they will be.
+    """
+    prefs = agents[2]
+    max_speed = agents[4]
+    agent_nbrs = agents[5]
+    ahead = False
+    n_scales = 1
+    if soft is not None:
+        ahead = _avoids_a_walker(i, agent_nbrs, responsibility, soft[8])
+        n_scales = len(MARGIN_SCALES) * (1 + ahead) + 1
+    kept = False
+    kept_x = 0.0
+    kept_y = 0.0
+    # The scale of the margins toward walking neighbours that do not avoid: the levels'
+    # until a stall (not a conflict) sends the loop on, then held (SLOW_SPEED).
+    moving_scale = MARGIN_SCALES[0]
+    scale = MARGIN_SCALES[0]
+    stall = False
+    fail = n = n_reach = n_obst = n_hard = 0
+    rx = ry = 0.0
+    for level in range(n_scales):
+        lead_on = ahead and level % 2 == 0
+        margin_level = level // 2 if ahead else level
+        stall = margin_level == len(MARGIN_SCALES)
+        if stall and not kept:
+            break  # the last scale conflicts: the way out
+        scale = MARGIN_SCALES[min(margin_level, len(MARGIN_SCALES) - 1)]
+        if not kept:
+            moving_scale = scale
+        n_reach, n_obst, n_hard, n = _level_lines(
+            i, agents, near, times, responsibility, hard_step_lines, stuck_in, fixed_vel,
+            reach_set, soft, shares, nbr_vel, lines, cases, scale, moving_scale, stall, lead_on)
+        fail, rx, ry = linear_program2(lines, n, max_speed[i], prefs[i, 0], prefs[i, 1],
+                                       False)
+        if fail == n:
+            last = level == n_scales - 1
+            if soft is None or last or _progresses(rx, ry, prefs[i, 0], prefs[i, 1]):
+                break
+            # Kept, but no way forward: a smaller margin may open one (a gap the discs
+            # pass); if none keeps every half-plane, this answer stands.
+            kept = True
+            kept_x = rx
+            kept_y = ry
+        elif kept:
+            fail = n
+            rx = kept_x
+            ry = kept_y
+            break
+    return fail, n, rx, ry, (n_reach, n_obst, n_hard), (scale, moving_scale, stall)
+
+
+@njit(cache=True)
+def _level_lines(i, agents, near, times, responsibility, hard_step_lines, stuck_in, fixed_vel,
+                 reach_set, soft, shares, nbr_vel, lines, cases, scale, moving_scale, stall,
+                 lead_on):
+    """
+    Write agent i's half-planes of one level into ``lines``: reach, obstacles, one step, agents.
+
+    Returns where each group ends: (n_reach, n_obst, n_hard, n); n_reach is 0 without
+    acceleration limits. cases : the (obstacle, agent) case arrays the lines' builders fill.
+    """
+    positions, velocities, prefs, radius, max_speed, agent_nbrs = agents
+    obst_offsets, obst_edges, ob_point, ob_next, ob_prev, ob_dir, ob_convex = near
+    time_step, time_horizon, time_horizon_obst = times
+    px = positions[i, 0]
+    py = positions[i, 1]
+    vx = velocities[i, 0]
+    vy = velocities[i, 1]
+    own_radius = radius[i]
+    if soft is not None:
+        own_radius += scale * soft[0][i]
+    edges = obst_edges[obst_offsets[i]:obst_offsets[i + 1]]
+    n_reach = 0
+    if reach_set is not None:
+        # The reachable velocities first (hardest of all), then the obstacle lines.
+        accel_r, decel_r, ref, floor = reach_set
+        n_reach = reach_lines(lines, ref[i, 0], ref[i, 1], accel_r[i], decel_r[i])
+    obst_cases, agent_cases = cases
+    n_obst = n_reach + obstacle_lines(lines[n_reach:], px, py, vx, vy, own_radius,
+                                      1.0 / time_horizon_obst, edges, ob_point, ob_next,
+                                      ob_prev, ob_dir, ob_convex, obst_cases)
+    n = n_obst
+    if hard_step_lines:
+        n = _step_lines(lines, n, i, agents, responsibility, soft, stuck_in, fixed_vel,
+                        shares, nbr_vel, stall, time_step)
+    n_hard = n
+    inv_dt = 1.0 / time_step
+    if soft is not None:
+        if responsibility is None:
+            n = _agent_lines_soft(lines, n, i, positions, velocities, radius, agent_nbrs, soft,
+                                  scale, moving_scale, stall, inv_dt, agent_cases, None, None,
+                                  lead_on)
+        else:
+            n = _agent_lines_soft(lines, n, i, positions, velocities, radius, agent_nbrs, soft,
+                                  scale, moving_scale, stall, inv_dt, agent_cases, shares,
+                                  nbr_vel, lead_on)
+    elif responsibility is None:
+        # RVO2's case, compiled without the shares (as fast as before them).
+        n = _agent_lines(lines, n, i, positions, velocities, radius, agent_nbrs,
+                         1.0 / time_horizon, inv_dt, agent_cases, None, None)
+    else:
+        n = _agent_lines(lines, n, i, positions, velocities, radius, agent_nbrs,
+                         1.0 / time_horizon, inv_dt, agent_cases, shares, nbr_vel)
+    return n_reach, n_obst, n_hard, n
+
+
+@njit(cache=True)
+def _step_lines(lines, n, i, agents, responsibility, soft, stuck_in, fixed_vel, shares,
+                nbr_vel, stall, time_step):
+    """
+    Add the one-step lines of agent i's neighbours that could touch it before the next step.
+
+    The others' one-step lines lie beyond both speed circles. Returns the new line count.
+    """
+    positions, velocities, prefs, radius, max_speed, agent_nbrs = agents
+    px = positions[i, 0]
+    py = positions[i, 1]
+    vx = velocities[i, 0]
+    vy = velocities[i, 1]
+    inv_dt = 1.0 / time_step
+    for k in range(agent_nbrs.shape[1]):
+        j = agent_nbrs[i, k]
+        if j < 0:
+            break
+        rel_x = positions[j, 0] - px
+        rel_y = positions[j, 1] - py
+        hard_r = radius[i] + radius[j]
+        if soft is not None:
+            # The margins as far as they are always kept: perception and
+            # prediction err (none toward a standing person at the stall level).
+            if responsibility is None:
+                hard_r += _pair_margin(soft, i, j, MARGIN_SCALES[-1])
+            else:
+                hard_r += _level_margin(soft, i, j, MARGIN_SCALES[-1],
+                                        MARGIN_SCALES[-1], stall, shares[k],
+                                        nbr_vel[k, 0], nbr_vel[k, 1])
+        hard_r *= 1.0 + HARD_MARGIN
+        reach = hard_r + (max_speed[i] + max_speed[j]) * time_step
+        if rel_x * rel_x + rel_y * rel_y >= reach * reach:
+            continue
+        if stuck_in[j]:
+            # The neighbour cannot give way: avoid its chosen velocity all alone.
+            lx, ly, ldx, ldy, _ = agent_line(
+                rel_x, rel_y, vx - fixed_vel[j, 0], vy - fixed_vel[j, 1], vx, vy,
+                hard_r, inv_dt, inv_dt, 1.0 if i < j else -1.0, 0.5)
+            lx = 2.0 * lx - vx
+            ly = 2.0 * ly - vy
+        else:
+            if responsibility is None:
+                share, vj_x, vj_y = _share_and_velocity(k, j, velocities, None, None)
+            else:
+                share, vj_x, vj_y = _share_and_velocity(k, j, velocities, shares, nbr_vel)
+            lx, ly, ldx, ldy, _ = agent_line(
+                rel_x, rel_y, vx - vj_x, vy - vj_y, vx, vy, hard_r, inv_dt, inv_dt,
+                1.0 if i < j else -1.0, share)
+        n = _put(lines, n, lx, ly, ldx, ldy)
+    return n
+
+
+@njit(cache=True)
+def _way_out_wanted(i, agents, responsibility, reach_set, soft, fail, n, n_reach):
+    """
+    Whether agent i looks for a way out (``_soft_way_out``).
+
+    Beside a neighbour that does not avoid, when no velocity keeps every half-plane (even
+    without margins), or always for a differential robot. Among agents that all avoid, the
+    guard's shared rules (keep-right, second pass, brake) stay. With acceleration limits,
+    not when even its reach conflicts.
+    """
+    out_of_reach = reach_set is not None and fail < n_reach
+    unicycle = soft[6][i] > 0.0
+    return (_avoids_a_walker(i, agents[5], responsibility) and not out_of_reach
+            and (fail < n or unicycle))
+
+
+@njit(cache=True)
+def _soft_way_out(i, agents, time_step, responsibility, soft, shares, nbr_vel, level, escape,
+                  lines, n_obst, fail, n, rx, ry):
+    """
+    Agent i's way out when its answer (rx, ry) breaks or does not keep its half-planes.
+
+    Returns (rx, ry, contact). The way out delays the first contact longest (reach and
+    obstacle lines hard). Contact counts at the margin always kept (as the one-step lines):
+    what a walker's track velocity gets wrong within a step; toward a standing person who
+    does not avoid, STANDING_MARGIN (as the stall level). A differential robot also takes it
+    when the drive that gives the answer as well as it can (it cannot step sideways) would
+    not keep clear: then ``contact`` is inf when the answer stands.
+    """
+    positions, velocities, prefs, radius, max_speed, agent_nbrs = agents
+    scale, moving_scale, stall = level
+    esc_vel, esc_reach, esc_contact, esc_kept = escape
+    # (heading, lookahead, max yaw rate) of a differential robot; lookahead 0: none.
+    drive_i = (soft[5][i], soft[6][i], soft[7][i])
+    for k in range(agent_nbrs.shape[1]):
+        j = agent_nbrs[i, k]
+        if j < 0:
+            break
+        if responsibility is None:
+            margin_k = _pair_margin(soft, i, j, MARGIN_SCALES[-1])
+            kept_k = _pair_margin(soft, i, j, scale)
+            esc_vel[k, 0] = velocities[j, 0]
+            esc_vel[k, 1] = velocities[j, 1]
+        else:
+            margin_k = _level_margin(soft, i, j, MARGIN_SCALES[-1], MARGIN_SCALES[-1], True,
+                                     shares[k], nbr_vel[k, 0], nbr_vel[k, 1])
+            kept_k = _level_margin(soft, i, j, scale, moving_scale, stall, shares[k],
+                                   nbr_vel[k, 0], nbr_vel[k, 1])
+            esc_vel[k, 0] = nbr_vel[k, 0]
+            esc_vel[k, 1] = nbr_vel[k, 1]
+        esc_contact[k] = radius[i] + radius[j]
+        esc_reach[k] = esc_contact[k] + margin_k
+        # What the answer keeps: the margins of the level it was found at.
+        esc_kept[k] = esc_contact[k] + max(kept_k, margin_k)
+    if fail == n and drive_keeps_clear(
+            i, positions, esc_kept, esc_contact, agent_nbrs, esc_vel, max_speed[i], rx, ry,
+            soft[3], time_step, drive_i[0], drive_i[1], drive_i[2]):
+        return rx, ry, math.inf
+    return _way_out(i, positions, esc_reach, esc_contact, agent_nbrs, esc_vel, lines, n_obst,
+                    max_speed[i], prefs[i, 0], prefs[i, 1], rx, ry, soft[3], time_step,
+                    drive_i, velocities[i])
+
+
+@njit(cache=True)
+def _fallback(i, prefs, max_speed, reach_set, hard_step_lines, stuck_out, lines, fail, n,
+              counts, rx, ry):
+    """
+    Agent i's velocity when its half-planes conflict (program 2 failed at line ``fail``).
+
+    With acceleration limits and a conflict within the reach or obstacle lines: the brake
+    or program 3 on those. With the guard: the keep-right fallback within the obstacle and
+    one-step lines, else program 3 on those. Otherwise RVO2's program 3.
+    """
+    n_reach, n_obst, n_hard = counts
+    proj = np.empty((lines.shape[0], 4))
+    if reach_set is not None and fail < n_obst:
+        if fail < n_reach:
+            # Not even max_speed is reachable: shed as much speed as possible, then
+            # max_speed wins (the brake point's direction, at max_speed).
+            ref = reach_set[2]
+            speed = math.sqrt(ref[i, 0] ** 2 + ref[i, 1] ** 2)
+            scale = max_speed[i] / speed if speed > max_speed[i] else 1.0
+            rx = ref[i, 0] * scale
+            ry = ref[i, 1] * scale
+        else:
+            # Obstacles (and one-step lines) cannot be kept within reach: least
+            # violation of those, reach lines hard, agent lines dropped.
+            rx, ry = linear_program3(lines, n_hard, n_reach, fail, max_speed[i], rx, ry, proj)
+        if hard_step_lines:
+            stuck_out[i] = True
+        return rx, ry
+    if n_hard > n_obst:
+        # Conflict: stay inside the obstacle and one-step lines, as close as possible
+        # to the preferred velocity turned to the right (keep-right convention).
+        c = math.cos(FALLBACK_TURN)
+        s = math.sin(FALLBACK_TURN)
+        hard_fail, hx, hy = linear_program2(
+            lines, n_hard, max_speed[i], c * prefs[i, 0] + s * prefs[i, 1],
+            -s * prefs[i, 0] + c * prefs[i, 1], False)
+        if hard_fail == n_hard:
+            return hx, hy
+        # Not even the next step can be made contact-free: least violation of
+        # the one-step lines, obstacle lines hard (program 3 on those lines).
+        stuck_out[i] = True
+        return linear_program3(lines, n_hard, n_obst, hard_fail, max_speed[i], hx, hy, proj)
+    # RVO2's fallback: obstacle lines hard, least violation of the agent lines.
+    return linear_program3(lines, n, n_obst, fail, max_speed[i], rx, ry, proj)
 
 
 # Braking margin: contact is pushed just past the end of the step.

@@ -448,8 +448,31 @@ def _fold(kf, book, moving, rows, cols, z, rad, zp, radp, zp_track, z_seen, rad_
         for m in range(k):
             missed[rows[m]] = False
         _shadow(kf, book, np.flatnonzero(missed), z_seen, rad_seen, sensor, time)
+    new = np.flatnonzero(_fresh_columns(kf, cols, z, zp, merge_distance))
+    out_z = np.empty((new.shape[0], 2))
+    out_rad = np.empty(new.shape[0])
+    for q in range(new.shape[0]):
+        c = new[q]
+        if c < n_full:
+            out_z[q] = z[c]
+            out_rad[q] = rad[c]
+        else:
+            out_z[q] = zp[c - n_full]
+            out_rad[q] = radp[c - n_full]
+    return out_z, out_rad
+
+
+@njit(cache=True)
+def _fresh_columns(kf, cols, z, zp, merge_distance):
+    """
+    Return which detection columns start a track: unmatched and near no track.
+
+    Columns below len(z) are whole detections, the others partial views (``zp``), which
+    start one only with no whole detection beside them.
+    """
+    n_full, n_tracks = z.shape[0], kf.shape[0]
     fresh = np.ones(n_full + zp.shape[0], dtype=np.bool_)
-    for m in range(k):
+    for m in range(cols.shape[0]):
         fresh[cols[m]] = False
     # A partial view starts a track only with no whole detection beside it.
     for p in range(zp.shape[0]):
@@ -467,18 +490,7 @@ def _fold(kf, book, moving, rows, cols, z, rad, zp, radp, zp_track, z_seen, rad_
                 if (x - kf[i, _X]) ** 2 + (y - kf[i, _Y]) ** 2 < limit:
                     fresh[c] = False
                     break
-    new = np.flatnonzero(fresh)
-    out_z = np.empty((new.shape[0], 2))
-    out_rad = np.empty(new.shape[0])
-    for q in range(new.shape[0]):
-        c = new[q]
-        if c < n_full:
-            out_z[q] = z[c]
-            out_rad[q] = rad[c]
-        else:
-            out_z[q] = zp[c - n_full]
-            out_rad[q] = radp[c - n_full]
-    return out_z, out_rad
+    return fresh
 
 
 @njit(cache=True)
