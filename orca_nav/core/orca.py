@@ -683,8 +683,7 @@ def _agent_lines(lines, n, i, positions, velocities, radius, agent_nbrs, inv_th,
 @njit(cache=True)
 def _pair_margin(soft, i, j, scale):
     """Return the margin [m] a pair keeps at this scale: a kept one whole, others scaled."""
-    margin = soft[0]
-    keep = soft[4]
+    margin, horizon, reach, cap, keep, heading, lookahead, turn_rate, lead = soft
     return ((margin[i] if keep[i] else scale * margin[i])
             + (margin[j] if keep[j] else scale * margin[j]))
 
@@ -716,7 +715,7 @@ def _agent_lines_soft(lines, n, i, positions, velocities, radius, agent_nbrs, so
     ``_level_margin`` beyond the contact radii, looks ``max(horizon_i, horizon_j)`` ahead
     and counts only within ``max(reach_i, reach_j)``.
     """
-    horizon, reach, lead = soft[1], soft[2], soft[8]
+    margin, horizon, reach, cap, keep, heading, lookahead, turn_rate, lead = soft
     for k in range(agent_nbrs.shape[1]):
         j = agent_nbrs[i, k]
         if j < 0:
@@ -769,7 +768,7 @@ def _avoids_a_walker(i, agent_nbrs, responsibility, lead=None):
     """
     if responsibility is None:
         return False
-    immovable = responsibility[1]
+    weights, immovable, groups, ignore = responsibility
     if immovable[i]:
         return False
     for k in range(agent_nbrs.shape[1]):
@@ -864,6 +863,38 @@ class Horizons(NamedTuple):
     time_horizon_obst: float
 
 
+class Responsibility(NamedTuple):
+    """Who gives way how much (``pair_share``); ``solve_all``'s ``responsibility``."""
+
+    weights: np.ndarray    # (N,) float avoidance weights in [0, 1]
+    immovable: np.ndarray  # (N,) bool: does not avoid movable agents
+    groups: np.ndarray     # (N,) int64 group of each agent
+    ignore: np.ndarray     # (N, G) bool: agent i ignores group g
+
+
+class ReachSet(NamedTuple):
+    """Acceleration limits; ``solve_all``'s ``reach_set``."""
+
+    accel_r: np.ndarray  # (N,) max_accel x time_step [m/s] (inf: unlimited)
+    decel_r: np.ndarray  # (N,) max_decel x time_step [m/s] (inf: unlimited)
+    ref: np.ndarray      # (N, 2) the velocity they are measured from
+    floor: np.ndarray    # (N,) output: how far ``brake_conflicts`` may slow each down
+
+
+class SoftRows(NamedTuple):
+    """Margins that yield, horizons, reaches and the way out; ``solve_all``'s ``soft``."""
+
+    margin: np.ndarray     # (N,) [m] beyond the contact radius
+    horizon: np.ndarray    # (N,) [s] each agent's time horizon (a pair uses the larger)
+    reach: np.ndarray      # (N,) [m] how far each is looked for (a pair uses the larger)
+    cap: float             # [s] how far ahead the way out looks
+    keep: np.ndarray       # (N,) bool: never yields its margin against other agents
+    heading: np.ndarray    # (N,) [rad] a differential robot's heading
+    lookahead: np.ndarray  # (N,) [m] its point ahead (0: not differential)
+    turn_rate: np.ndarray  # (N,) [rad/s] its max yaw rate
+    lead: np.ndarray       # (N,) [s] walkers also avoided where they will be this far on
+
+
 @njit(cache=True)
 def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuck_in,
               fixed_vel, stuck_out, out, reach_set=None, soft=None):
@@ -871,8 +902,10 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
     Write the new velocities of all active agents into ``out`` (N, 2).
 
     agents, near, times : the fields of AgentRows, NearObstacles and Horizons, in order. Pass
-        them as plain tuples (``tuple(AgentRows(...))``): numba's dispatcher types a
-        NamedTuple argument in Python, about 4 us per call (measured), a tuple in C.
+        them (and the optional records Responsibility, ReachSet, SoftRows) as plain tuples
+        (``tuple(AgentRows(...))``): numba's dispatcher types a NamedTuple argument in
+        Python, about 4 us per call (measured), a tuple in C. The kernels unpack them by
+        the records' field names.
     responsibility : who gives way how much. None: RVO2, half each (compiled without a trace
         of the rest). Or (weights, immovable, groups, ignore): (N,) float, (N,) bool, (N,)
         int64, (N, G) bool, the shares of ``pair_share``. Movable agents avoid immovable ones
@@ -975,7 +1008,7 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
         out[i, 0] = rx
         out[i, 1] = ry
         if reach_set is not None:
-            floor = reach_set[3]
+            accel_r, decel_r, ref, floor = reach_set
             floor[i] = reach_floor(lines, n_reach, rx, ry)
 
 
@@ -997,7 +1030,8 @@ def _one_step(i, agents, near, times, responsibility, hard_step_lines, stuck_in,
     ahead = False
     n_scales = 1
     if soft is not None:
-        ahead = _avoids_a_walker(i, agent_nbrs, responsibility, soft[8])
+        margin, horizon, reach, cap, keep, heading, lookahead, turn_rate, lead = soft
+        ahead = _avoids_a_walker(i, agent_nbrs, responsibility, lead)
         n_scales = len(MARGIN_SCALES) * (1 + ahead) + 1
     kept = False
     kept_x = 0.0
@@ -1059,7 +1093,8 @@ def _level_lines(i, agents, near, times, responsibility, hard_step_lines, stuck_
     vy = velocities[i, 1]
     own_radius = radius[i]
     if soft is not None:
-        own_radius += scale * soft[0][i]
+        margin, horizon, reach, cap, keep, heading, lookahead, turn_rate, lead = soft
+        own_radius += scale * margin[i]
     edges = obst_edges[obst_offsets[i]:obst_offsets[i + 1]]
     n_reach = 0
     if reach_set is not None:
@@ -1159,7 +1194,8 @@ def _way_out_wanted(i, agents, responsibility, reach_set, soft, fail, n, n_reach
     not when even its reach conflicts.
     """
     out_of_reach = reach_set is not None and fail < n_reach
-    unicycle = soft[6][i] > 0.0
+    margin, horizon, reach, cap, keep, heading, lookahead, turn_rate, lead = soft
+    unicycle = lookahead[i] > 0.0
     return (_avoids_a_walker(i, agents[5], responsibility) and not out_of_reach
             and (fail < n or unicycle))
 
@@ -1181,7 +1217,8 @@ def _soft_way_out(i, agents, time_step, responsibility, soft, shares, nbr_vel, l
     scale, moving_scale, stall = level
     esc_vel, esc_reach, esc_contact, esc_kept = escape
     # (heading, lookahead, max yaw rate) of a differential robot; lookahead 0: none.
-    drive_i = (soft[5][i], soft[6][i], soft[7][i])
+    margin, horizon, reach, cap, keep, heading, lookahead, turn_rate, lead = soft
+    drive_i = (heading[i], lookahead[i], turn_rate[i])
     for k in range(agent_nbrs.shape[1]):
         j = agent_nbrs[i, k]
         if j < 0:
@@ -1204,10 +1241,10 @@ def _soft_way_out(i, agents, time_step, responsibility, soft, shares, nbr_vel, l
         esc_kept[k] = esc_contact[k] + max(kept_k, margin_k)
     if fail == n and drive_keeps_clear(
             i, positions, esc_kept, esc_contact, agent_nbrs, esc_vel, max_speed[i], rx, ry,
-            soft[3], time_step, drive_i[0], drive_i[1], drive_i[2]):
+            cap, time_step, heading[i], lookahead[i], turn_rate[i]):
         return rx, ry, math.inf
     return _way_out(i, positions, esc_reach, esc_contact, agent_nbrs, esc_vel, lines, n_obst,
-                    max_speed[i], prefs[i, 0], prefs[i, 1], rx, ry, soft[3], time_step,
+                    max_speed[i], prefs[i, 0], prefs[i, 1], rx, ry, cap, time_step,
                     drive_i, velocities[i])
 
 
@@ -1227,7 +1264,7 @@ def _fallback(i, prefs, max_speed, reach_set, hard_step_lines, stuck_out, lines,
         if fail < n_reach:
             # Not even max_speed is reachable: shed as much speed as possible, then
             # max_speed wins (the brake point's direction, at max_speed).
-            ref = reach_set[2]
+            accel_r, decel_r, ref, floor = reach_set
             speed = math.sqrt(ref[i, 0] ** 2 + ref[i, 1] ** 2)
             scale = max_speed[i] / speed if speed > max_speed[i] else 1.0
             rx = ref[i, 0] * scale

@@ -22,7 +22,8 @@ from numpy.typing import ArrayLike
 from . import kdtree
 from ._jit import njit
 from .obstacles import Obstacles
-from .orca import AgentRows, brake_conflicts, Horizons, NearObstacles, solve_all
+from .orca import (AgentRows, brake_conflicts, Horizons, NearObstacles, ReachSet,
+                   Responsibility, SoftRows, solve_all)
 
 
 def _check_positive(name: str, value: float) -> float:
@@ -167,12 +168,12 @@ def _responsibility(n: int, weights: Optional[ArrayLike], immovable: Optional[Ar
     Check the responsibility arguments of ``compute_velocities``.
 
     Returns ``(responsibility, search_groups, search_ignore)``. ``responsibility`` is None when
-    every pair shares half-half (RVO2; equal weights included), else the tuple (weights (N,)
-    float, immovable (N,) bool with the weight-1 agents, groups (N,) int64, ignore (N, G)
-    bool) for ``orca.solve_all``. The search pair, for ``agent_neighbors``, is None when no
-    agent leaves any other out, else groups and ignore with every group split in two (its
-    movable and its immovable members) so that an immovable agent also ignores every movable
-    one.
+    every pair shares half-half (RVO2; equal weights included), else ``orca.Responsibility``
+    (weights (N,) float, immovable (N,) bool with the weight-1 agents, groups (N,) int64,
+    ignore (N, G) bool) for ``orca.solve_all``. The search pair, for ``agent_neighbors``,
+    is None when no agent leaves any other out, else groups and ignore with every group
+    split in two (its movable and its immovable members) so that an immovable agent also
+    ignores every movable one.
     """
     if weights is None and immovable is None and groups is None and ignore is None:
         return None, None, None
@@ -218,7 +219,7 @@ def _responsibility(n: int, weights: Optional[ArrayLike], immovable: Optional[Ar
     any_ignored = bool(np.any(ignore))
     if not any_immovable and not any_ignored and np.all(weights == weights[:1]):
         return None, None, None
-    responsibility = (weights, immovable, groups, ignore)
+    responsibility = Responsibility(weights, immovable, groups, ignore)
     if not (any_ignored or (any_immovable and not np.all(immovable))):
         return responsibility, None, None
     # Group g becomes 2g (its movable members) and 2g + 1 (its immovable ones).
@@ -445,7 +446,7 @@ def solve(agents: Agents, settings: SolverSettings,
     out = velocities.copy()
     if n == 0:
         return out
-    search_dist = neighbor_dist if soft is None else float(np.max(soft[2]))
+    search_dist = neighbor_dist if soft is None else float(np.max(soft.reach))
     if search_ignore is None:
         nbrs = kdtree.agent_neighbors(positions, search_dist, max_neighbors)
     else:
@@ -453,25 +454,26 @@ def solve(agents: Agents, settings: SolverSettings,
                                       search_ignore)
     obstacle_reach = time_horizon_obst * max_speed + radius
     if soft is not None:
-        obstacle_reach = obstacle_reach + soft[0]
+        obstacle_reach = obstacle_reach + soft.margin
     offsets, edges = obstacles.neighbors(positions, obstacle_reach)
     # Plain tuples in the records' order: numba dispatches a NamedTuple ~4 us slower.
     problem = (tuple(AgentRows(positions, velocities, pref_velocities, radius, max_speed,
                                nbrs)),
                tuple(NearObstacles(offsets, edges, obstacles.point, obstacles.next,
                                    obstacles.prev, obstacles.unit_dir, obstacles.convex)),
-               tuple(Horizons(time_step, time_horizon, time_horizon_obst)), responsibility)
-    immovable = None if responsibility is None else responsibility[1]
+               tuple(Horizons(time_step, time_horizon, time_horizon_obst)))
     stuck = np.zeros(n, bool)
-    _solve(problem, immovable, active, guard, np.zeros(n, bool), out, stuck, out, reach_set,
-           soft)
+    # First pass: nobody is stuck yet (no fixed velocities to read: ``out`` stands in).
+    _plan(problem, responsibility, reach_set, soft, active, guard, np.zeros(n, bool), out,
+          stuck, out)
     if guard and np.any(stuck):
-        # Second pass: the neighbours of agents that could not give way take it all on.
+        # Second pass: the neighbours of agents that could not give way take it all on,
+        # avoiding the stuck agents' velocities of the first pass.
         near_stuck = np.any(np.where(nbrs >= 0, stuck[nbrs], False), axis=1)
         redo = active & ~stuck & near_stuck
-        _solve(problem, immovable, redo, True, stuck, out.copy(), np.zeros(n, bool), out,
-               reach_set, soft)
-        floor = None if reach_set is None else reach_set[3]
+        _plan(problem, responsibility, reach_set, soft, redo, True, stuck, out.copy(),
+              np.zeros(n, bool), out)
+        floor = None if reach_set is None else reach_set.floor
         if soft is None and floor is None:
             brake_conflicts(positions, out, radius, nbrs, time_step, active)
         elif soft is None:
@@ -495,11 +497,11 @@ def _soft(n: int, margin: Optional[ArrayLike], agent_horizon: Optional[ArrayLike
           neighbor_reach: Optional[ArrayLike], time_horizon: float,
           neighbor_dist: float, keep_margin: Optional[ArrayLike] = None,
           drive_set: Optional[tuple] = None,
-          lead_time: Optional[ArrayLike] = None) -> Optional[tuple]:
+          lead_time: Optional[ArrayLike] = None) -> Optional[SoftRows]:
     """
     Check the soft-mode arguments of ``compute_velocities``.
 
-    Returns None when all three are None (RVO2), else ``orca.solve_all``'s ``soft``:
+    Returns None when all three are None (RVO2), else ``orca.SoftRows`` for ``solve_all``:
     (margin, horizon, reach, cap, keep, heading, lookahead, turn_rate, lead) with (N,)
     float arrays, cap the largest horizon [s], keep (N,) bool, then ``_drive_set``'s three
     (lookahead 0 everywhere without one) and lead_time (0 without).
@@ -531,7 +533,7 @@ def _soft(n: int, margin: Optional[ArrayLike], agent_horizon: Optional[ArrayLike
         'lead_time', np.broadcast_to(np.asarray(lead_time, float), (n,)), (n,)).copy()
     if np.any(lead < 0.0):
         raise ValueError(f'lead_time must be non-negative, got {lead[lead < 0][0]!r}')
-    return (out[0], out[1], out[2], cap, keep, *drive_set, lead)
+    return SoftRows(out[0], out[1], out[2], cap, keep, *drive_set, lead)
 
 
 def _drive_set(n: int, heading: Optional[ArrayLike], lookahead: Optional[ArrayLike],
@@ -563,12 +565,12 @@ def _drive_set(n: int, heading: Optional[ArrayLike], lookahead: Optional[ArrayLi
 
 def _reach_set(n: int, max_accel: Optional[ArrayLike], max_decel: Optional[ArrayLike],
                accel_from: Optional[ArrayLike], velocities: np.ndarray,
-               time_step: float) -> Optional[tuple]:
+               time_step: float) -> Optional[ReachSet]:
     """
     Check the acceleration arguments of ``compute_velocities``.
 
-    Returns None when no agent has a limit (RVO2's kernels), else ``orca.solve_all``'s
-    ``reach_set``: (accel_r, decel_r, ref, floor), limits x time_step with inf for unlimited.
+    Returns None when no agent has a limit (RVO2's kernels), else ``orca.ReachSet`` for
+    ``solve_all``: (accel_r, decel_r, ref, floor), limits x time_step with inf for unlimited.
     """
     if max_accel is None and max_decel is None and accel_from is None:
         return None
@@ -588,33 +590,34 @@ def _reach_set(n: int, max_accel: Optional[ArrayLike], max_decel: Optional[Array
             _check_array('accel_from', accel_from, (n, 2))
         return None
     ref = velocities if accel_from is None else _check_array('accel_from', accel_from, (n, 2))
-    return accel_r, decel_r, ref, np.ones(n)
+    return ReachSet(accel_r, decel_r, ref, np.ones(n))
 
 
-def _solve(problem: tuple, immovable: Optional[np.ndarray], active: np.ndarray,
-           *rest) -> None:
+def _plan(problem: tuple, responsibility: Optional[Responsibility],
+          reach_set: Optional[ReachSet], soft: Optional[SoftRows], active: np.ndarray,
+          hard_step_lines: bool, stuck_in: np.ndarray, fixed_vel: np.ndarray,
+          stuck_out: np.ndarray, out: np.ndarray) -> None:
     """
     ``orca.solve_all`` for the ``active`` agents, the immovable ones first.
 
-    problem : (AgentRows, NearObstacles, Horizons, responsibility), solve_all's first four.
-    The movable agents avoid the immovable ones' new velocity, so those are planned first.
+    problem : (AgentRows, NearObstacles, Horizons) as tuples. The movable agents avoid the
+    immovable ones' new velocity, so those are planned first. The one place a kernel
+    variant is picked: the optional records are left out where they are None (RVO2's
+    kernels carry no trace of them).
     """
-    *rest, reach_set, soft = rest
-    if immovable is None or not np.any(active & immovable):
-        _solve_all(problem, active, rest, reach_set, soft)
-    else:
-        _solve_all(problem, active & immovable, rest, reach_set, soft)
-        _solve_all(problem, active & ~immovable, rest, reach_set, soft)
-
-
-def _solve_all(problem, active, rest, reach_set, soft):
-    """``orca.solve_all``, without its optional arguments where they are not used."""
+    records = (None if responsibility is None else tuple(responsibility),)
     if soft is not None:
-        solve_all(*problem, active, *rest, reach_set, soft)
-    elif reach_set is None:
-        solve_all(*problem, active, *rest)
+        optional = (None if reach_set is None else tuple(reach_set), tuple(soft))
+    elif reach_set is not None:
+        optional = (tuple(reach_set),)
     else:
-        solve_all(*problem, active, *rest, reach_set)
+        optional = ()
+    groups = (active,)
+    if responsibility is not None and np.any(active & responsibility.immovable):
+        groups = (active & responsibility.immovable, active & ~responsibility.immovable)
+    for group in groups:
+        solve_all(*problem, *records, group, hard_step_lines, stuck_in, fixed_vel, stuck_out,
+                  out, *optional)
 
 
 @njit(cache=True)
