@@ -864,7 +864,13 @@ class Horizons(NamedTuple):
 
 
 class Responsibility(NamedTuple):
-    """Who gives way how much (``pair_share``); ``solve_all``'s ``responsibility``."""
+    """
+    Who gives way how much (``pair_share``); ``solve_all``'s ``responsibility``.
+
+    Movable agents avoid immovable ones with full responsibility, as moving obstacles with
+    the velocity in ``out``: plan the immovable agents first (``active`` only them), then
+    the others; ``out`` must hold the current velocity of the agents not planned yet.
+    """
 
     weights: np.ndarray    # (N,) float avoidance weights in [0, 1]
     immovable: np.ndarray  # (N,) bool: does not avoid movable agents
@@ -873,7 +879,17 @@ class Responsibility(NamedTuple):
 
 
 class ReachSet(NamedTuple):
-    """Acceleration limits; ``solve_all``'s ``reach_set``."""
+    """
+    Acceleration limits; ``solve_all``'s ``reach_set``.
+
+    The lines of ``reach_lines`` come first and are never relaxed: linear program 3 keeps
+    them hard with the obstacle lines. If obstacles (and, with the guard, one-step lines)
+    cannot be kept within them, program 3 least-violates those, reach lines hard (the agent
+    brakes as hard as it may), agent lines dropped, and the agent is marked in
+    ``stuck_out`` (guard on). If even max_speed is out of reach (the brake point of
+    ``reach_lines`` is faster), the answer is ref scaled to max_speed (max_speed wins).
+    ``floor[i]`` receives ``reach_floor`` of the answer.
+    """
 
     accel_r: np.ndarray  # (N,) max_accel x time_step [m/s] (inf: unlimited)
     decel_r: np.ndarray  # (N,) max_decel x time_step [m/s] (inf: unlimited)
@@ -882,7 +898,29 @@ class ReachSet(NamedTuple):
 
 
 class SoftRows(NamedTuple):
-    """Margins that yield, horizons, reaches and the way out; ``solve_all``'s ``soft``."""
+    """
+    Margins that yield, horizons, reaches and the way out; ``solve_all``'s ``soft``.
+
+    The margin of an agent that keeps it never yields against other agents, and its one-step
+    lines include it; against obstacles it does. With per-agent horizons ``time_horizon``
+    is unused. The half-planes are built with the margins, then, while they conflict or
+    leave no way forward (``STALL_FRACTION``), with half of them and a quarter
+    (``MARGIN_SCALES``); an answer kept with a larger margin stands when a smaller one makes
+    them conflict. Once the half-planes are kept but leave no way forward, the margins
+    toward walking neighbours that do not avoid stay as they are; those toward the others,
+    standing ones (``SLOW_SPEED``) and obstacles yield further, and one level more counts
+    standing neighbours that do not avoid with their bodies plus ``STANDING_MARGIN``
+    (``_level_margin``). If they still conflict, the agent takes ``escape.escape_velocity``
+    (the least contact within the step, then of the bodies, then the latest first contact,
+    up to ``cap``; acceleration reach and obstacle lines kept), not program 3's compromise
+    nor the keep-right fallback; it is marked in ``stuck_out`` (guard on) only when even
+    that touches a neighbour within the step. An agent with lookahead > 0 is the point
+    ahead of a differential robot, whose way out is ``escape.escape_unicycle`` and which
+    takes it also when the drive of its answer would not keep clear
+    (``escape.drive_keeps_clear``). With the margins whole, a walking neighbour that does
+    not avoid (share 1) and has lead > 0 is also avoided where it will be lead seconds on
+    (``_agent_lines_soft``).
+    """
 
     margin: np.ndarray     # (N,) [m] beyond the contact radius
     horizon: np.ndarray    # (N,) [s] each agent's time horizon (a pair uses the larger)
@@ -906,239 +944,150 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
         (``tuple(AgentRows(...))``): numba's dispatcher types a NamedTuple argument in
         Python, about 4 us per call (measured), a tuple in C. The kernels unpack them by
         the records' field names.
-    responsibility : who gives way how much. None: RVO2, half each (compiled without a trace
-        of the rest). Or (weights, immovable, groups, ignore): (N,) float, (N,) bool, (N,)
-        int64, (N, G) bool, the shares of ``pair_share``. Movable agents avoid immovable ones
-        with full responsibility, as moving obstacles with the velocity in ``out``: plan the
-        immovable agents first (``active`` only them), then the others; ``out`` must hold
-        the current velocity of the agents not planned yet.
-    hard_step_lines : RVO2's linear program 3 keeps only the obstacle lines hard when the
-        half-planes conflict, and so lets agents overlap in dense crowds (its own Circle scene
-        overlaps by 0.5 m). With this flag every agent also respects, for each neighbour close
-        enough to touch it within one step, the ORCA line for a horizon of ONE time step (with
-        the pair's shares: no contact before the next step). In a conflict the agent keeps
-        to those lines and the obstacle lines, as close as it can to its preferred velocity
-        turned FALLBACK_TURN to the right; if even that set is empty, RVO2's program 3 runs
-        and the agent is marked in ``stuck_out``.
+    responsibility, reach_set, soft : the optional records ``Responsibility`` (who gives way
+        how much), ``ReachSet`` (acceleration limits) and ``SoftRows`` (margins that yield
+        and the way out), as tuples; their docstrings say how each steers the solution.
+        None: RVO2's (compiled without a trace of it).
+    hard_step_lines : the collision guard. RVO2's program 3 keeps only the obstacle lines hard
+        and so lets agents overlap in dense crowds; with the guard every agent also keeps,
+        toward each neighbour that could touch it within a step, the ORCA line of a ONE-step
+        horizon (``_step_lines``). In a conflict the agent keeps those and the obstacle lines
+        as close as it can to its preferred velocity turned FALLBACK_TURN to the right
+        (``_fallback``); if even that fails, program 3, and it is marked in ``stuck_out``.
     stuck_in, fixed_vel : (N,) bool, (N, 2). A neighbour marked stuck (it could not take its
         share of the one-step responsibility, e.g. pinned against a wall) is avoided with FULL
         responsibility, as a moving obstacle with its already chosen velocity ``fixed_vel``.
-    reach_set : acceleration limits. None: none (RVO2; compiled without a trace of them). Or
-        (accel_r, decel_r, ref, floor): (N,) max_accel x time_step and max_decel x time_step
-        [m/s] (inf: unlimited), (N, 2) the velocity they are measured from, (N,) output. The
-        lines of ``reach_lines`` come first and are never relaxed: linear program 3 keeps them
-        hard with the obstacle lines. If obstacles (and, with the guard, one-step lines)
-        cannot be kept within them, program 3 least-violates those, reach lines hard (the
-        agent brakes as hard as it may), agent lines dropped, and the agent is marked in
-        ``stuck_out`` (guard on). If even max_speed is out of reach (the brake point of
-        ``reach_lines`` is faster), the answer is ref scaled to max_speed (max_speed wins).
-        ``floor[i]`` receives ``reach_floor`` of the answer: how far ``brake_conflicts``
-        may slow it down.
-    soft : margins that yield and the escape. None: RVO2 (compiled without a trace of it). Or
-        (margin, horizon, reach, cap, keep, ...): (N,) [m] the margin each agent would like
-        beyond its contact radius ``radius`` (the margin of an agent that ``keep``s ((N,) bool) it
-        never yields against other agents, and its one-step lines include it; against
-        obstacles it does), (N,) [s] each agent's time horizon (a pair uses the
-        larger; ``time_horizon`` is then unused), (N,) [m] how far each is looked for (a pair
-        uses the larger), and cap [s]. The half-planes are built with the margins, then,
-        while they conflict or leave no way forward (``STALL_FRACTION``), with half of them
-        and a quarter (``MARGIN_SCALES``); an answer kept with a larger margin stands when a
-        smaller one makes them conflict. Once the half-planes are kept but leave no way
-        forward, the margins toward walking neighbours that do not avoid stay as they are;
-        those toward the others, standing ones (``SLOW_SPEED``) and obstacles yield further,
-        and one level more counts standing neighbours that do not avoid with their bodies
-        plus ``STANDING_MARGIN`` (``_level_margin``). If they still conflict, the agent
-        takes ``escape.escape_velocity`` (the least contact within the step, then of the
-        bodies, then the latest first contact, up to ``cap``; acceleration reach and
-        obstacle lines kept), not program 3's compromise nor the keep-right fallback; it is
-        marked in ``stuck_out`` (guard on) only when even that touches a neighbour within
-        the step. soft[5:8] : (N,) heading [rad], lookahead [m] and max yaw rate [rad/s]:
-        an agent with lookahead > 0 is the point ahead of a differential robot, whose way
-        out is ``escape.escape_unicycle`` and which takes it also when the drive of its
-        answer would not keep clear (``escape.drive_keeps_clear``). soft[8] : (N,) lead
-        [s]: with the margins whole, a walking neighbour that does not avoid (share 1) and
-        has lead > 0 is also avoided where it will be lead seconds on (``_agent_lines_soft``).
     Rows of ``out`` of inactive agents are left as they are.
     """
     positions, velocities, prefs, radius, max_speed, agent_nbrs = agents
-    obst_offsets = near[0]
+    obst_offsets, obst_edges, ob_point, ob_next, ob_prev, ob_dir, ob_convex = near
+    time_step, time_horizon, time_horizon_obst = times
     n_agents = positions.shape[0]
     k_max = agent_nbrs.shape[1]
-    max_obst = 0
-    for i in range(n_agents):
-        max_obst = max(max_obst, obst_offsets[i + 1] - obst_offsets[i])
-    n_rows = max_obst + 2 * k_max + 1
-    if soft is not None:
-        n_rows += k_max  # the lines of where walkers will be (``soft``'s lead)
+    max_obst, n_rows = _line_rows(obst_offsets, k_max, reach_set, soft)
     if reach_set is not None:
-        n_rows += MAX_REACH_LINES
+        accel_r, decel_r, ref, floor = reach_set
+    inv_th = 1.0 / time_horizon
+    inv_th_obst = 1.0 / time_horizon_obst
+    inv_dt = 1.0 / time_step
     # Agent i's share of each neighbour and the velocity it expects the neighbour to keep
     # (``_neighbor_terms``; read only with ``responsibility``).
     shares = np.empty(k_max)
     nbr_vel = np.empty((k_max, 2))
+    if responsibility is not None:
+        weights, immovable, groups, ignore = responsibility
     if soft is not None:
         escape = (np.empty((k_max, 2)), np.empty(k_max), np.empty(k_max), np.empty(k_max))
     for i in range(n_agents):
         if not active[i]:
             continue
         if responsibility is not None:
-            weights, immovable, groups, ignore = responsibility
             _neighbor_terms(i, agent_nbrs, velocities, out, weights, immovable, groups, ignore,
                             shares, nbr_vel)
         lines = np.empty((n_rows, 4))
-        cases = (np.empty(max_obst, np.int64), np.empty(k_max, np.int64))
-        # The one-step lines with the margins, level by level (RVO2: its one program 2).
-        fail, n, rx, ry, counts, level = _one_step(
-            i, agents, near, times, responsibility, hard_step_lines, stuck_in, fixed_vel,
-            reach_set, soft, shares, nbr_vel, lines, cases)
-        n_reach, n_obst, n_hard = counts
+        cases = np.empty(max_obst, np.int64)
+        agent_cases = np.empty(k_max, np.int64)
+        # Soft mode: the MARGIN_SCALES, then the stall level (reached only after a stall);
+        # beside walkers with a lead, each scale first with the lines of where they will be.
+        ahead = False
+        n_scales = 1
+        if soft is not None:
+            margin, horizon, reach, cap, keep, heading, lookahead, turn_rate, lead = soft
+            ahead = _avoids_a_walker(i, agent_nbrs, responsibility, lead)
+            n_scales = len(MARGIN_SCALES) * (1 + ahead) + 1
+        n_reach = 0
+        kept = False
+        kept_x = 0.0
+        kept_y = 0.0
+        # The scale of the margins toward walking neighbours that do not avoid: the levels'
+        # until a stall (not a conflict) sends the loop on, then held (SLOW_SPEED).
+        moving_scale = MARGIN_SCALES[0]
+        for level in range(n_scales):
+            lead_on = ahead and level % 2 == 0
+            margin_level = level // 2 if ahead else level
+            stall = margin_level == len(MARGIN_SCALES)
+            if stall and not kept:
+                break  # the last scale conflicts: the way out below
+            scale = MARGIN_SCALES[min(margin_level, len(MARGIN_SCALES) - 1)]
+            if not kept:
+                moving_scale = scale
+            own_radius = radius[i]
+            if soft is not None:
+                own_radius += scale * margin[i]
+            if reach_set is not None:
+                # The reachable velocities first (hardest of all), then the obstacle lines.
+                n_reach = reach_lines(lines, ref[i, 0], ref[i, 1], accel_r[i], decel_r[i])
+            n_obst = n_reach + obstacle_lines(
+                lines[n_reach:], positions[i, 0], positions[i, 1], velocities[i, 0],
+                velocities[i, 1], own_radius, inv_th_obst,
+                obst_edges[obst_offsets[i]:obst_offsets[i + 1]], ob_point, ob_next, ob_prev,
+                ob_dir, ob_convex, cases)
+            n = n_obst
+            if hard_step_lines:
+                n = _step_lines(lines, n, i, positions, velocities, radius, max_speed,
+                                agent_nbrs, responsibility, soft, stuck_in, fixed_vel, shares,
+                                nbr_vel, stall, time_step)
+            n_hard = n
+            n = _neighbor_lines(lines, n, i, positions, velocities, radius, agent_nbrs,
+                                responsibility, soft, shares, nbr_vel, scale, moving_scale,
+                                stall, inv_th, inv_dt, agent_cases, lead_on)
+            fail, rx, ry = linear_program2(lines, n, max_speed[i], prefs[i, 0], prefs[i, 1],
+                                           False)
+            if fail == n:
+                last = level == n_scales - 1
+                if soft is None or last or _progresses(rx, ry, prefs[i, 0], prefs[i, 1]):
+                    break
+                # Kept, but no way forward: a smaller margin may open one (a gap the discs
+                # pass); if none keeps every half-plane, this answer stands.
+                kept = True
+                kept_x = rx
+                kept_y = ry
+            elif kept:
+                fail = n
+                rx = kept_x
+                ry = kept_y
+                break
         if soft is not None and _way_out_wanted(i, agents, responsibility, reach_set, soft,
                                                 fail, n, n_reach):
             # The way out that delays the first contact longest (``_soft_way_out``).
-            rx, ry, contact = _soft_way_out(i, agents, times[0], responsibility, soft, shares,
-                                            nbr_vel, level, escape, lines, n_obst, fail, n,
-                                            rx, ry)
+            rx, ry, contact = _soft_way_out(
+                i, agents, time_step, responsibility, soft, shares, nbr_vel,
+                (scale, moving_scale, stall), escape, lines, n_obst, fail, n, rx, ry)
             fail = n
-            if hard_step_lines and contact < times[0]:
+            if hard_step_lines and contact < time_step:
                 stuck_out[i] = True
         if fail < n:
             # The half-planes conflict: program 3 or the guard's fallbacks.
             rx, ry = _fallback(i, prefs, max_speed, reach_set, hard_step_lines, stuck_out,
-                               lines, fail, n, counts, rx, ry)
+                               lines, fail, n, (n_reach, n_obst, n_hard), rx, ry)
         out[i, 0] = rx
         out[i, 1] = ry
         if reach_set is not None:
-            accel_r, decel_r, ref, floor = reach_set
             floor[i] = reach_floor(lines, n_reach, rx, ry)
 
 
 @njit(cache=True)
-def _one_step(i, agents, near, times, responsibility, hard_step_lines, stuck_in, fixed_vel,
-              reach_set, soft, shares, nbr_vel, lines, cases):
-    """
-    Agent i's velocity from program 2 on its lines, margins yielding level by level (soft).
-
-    Returns (fail, n, rx, ry, (n_reach, n_obst, n_hard), (scale, moving_scale, stall)):
-    program 2's failed line (n: none), the lines' count and answer, where the reach,
-    obstacle and one-step lines end in ``lines``, and the margins of the level last built.
-    Soft mode: the MARGIN_SCALES, then the stall level (reached only after a stall); beside
-    walkers with a lead, each scale first with the lines of where they will be.
-    """
-    prefs = agents[2]
-    max_speed = agents[4]
-    agent_nbrs = agents[5]
-    ahead = False
-    n_scales = 1
+def _line_rows(obst_offsets, k_max, reach_set, soft):
+    """Return (the most obstacle edges near one agent, the rows of one agent's lines)."""
+    max_obst = 0
+    for i in range(obst_offsets.shape[0] - 1):
+        max_obst = max(max_obst, obst_offsets[i + 1] - obst_offsets[i])
+    n_rows = max_obst + 2 * k_max + 1
     if soft is not None:
-        margin, horizon, reach, cap, keep, heading, lookahead, turn_rate, lead = soft
-        ahead = _avoids_a_walker(i, agent_nbrs, responsibility, lead)
-        n_scales = len(MARGIN_SCALES) * (1 + ahead) + 1
-    kept = False
-    kept_x = 0.0
-    kept_y = 0.0
-    # The scale of the margins toward walking neighbours that do not avoid: the levels'
-    # until a stall (not a conflict) sends the loop on, then held (SLOW_SPEED).
-    moving_scale = MARGIN_SCALES[0]
-    scale = MARGIN_SCALES[0]
-    stall = False
-    fail = n = n_reach = n_obst = n_hard = 0
-    rx = ry = 0.0
-    for level in range(n_scales):
-        lead_on = ahead and level % 2 == 0
-        margin_level = level // 2 if ahead else level
-        stall = margin_level == len(MARGIN_SCALES)
-        if stall and not kept:
-            break  # the last scale conflicts: the way out
-        scale = MARGIN_SCALES[min(margin_level, len(MARGIN_SCALES) - 1)]
-        if not kept:
-            moving_scale = scale
-        n_reach, n_obst, n_hard, n = _level_lines(
-            i, agents, near, times, responsibility, hard_step_lines, stuck_in, fixed_vel,
-            reach_set, soft, shares, nbr_vel, lines, cases, scale, moving_scale, stall, lead_on)
-        fail, rx, ry = linear_program2(lines, n, max_speed[i], prefs[i, 0], prefs[i, 1],
-                                       False)
-        if fail == n:
-            last = level == n_scales - 1
-            if soft is None or last or _progresses(rx, ry, prefs[i, 0], prefs[i, 1]):
-                break
-            # Kept, but no way forward: a smaller margin may open one (a gap the discs
-            # pass); if none keeps every half-plane, this answer stands.
-            kept = True
-            kept_x = rx
-            kept_y = ry
-        elif kept:
-            fail = n
-            rx = kept_x
-            ry = kept_y
-            break
-    return fail, n, rx, ry, (n_reach, n_obst, n_hard), (scale, moving_scale, stall)
-
-
-@njit(cache=True)
-def _level_lines(i, agents, near, times, responsibility, hard_step_lines, stuck_in, fixed_vel,
-                 reach_set, soft, shares, nbr_vel, lines, cases, scale, moving_scale, stall,
-                 lead_on):
-    """
-    Write agent i's half-planes of one level into ``lines``: reach, obstacles, one step, agents.
-
-    Returns where each group ends: (n_reach, n_obst, n_hard, n); n_reach is 0 without
-    acceleration limits. cases : the (obstacle, agent) case arrays the lines' builders fill.
-    """
-    positions, velocities, prefs, radius, max_speed, agent_nbrs = agents
-    obst_offsets, obst_edges, ob_point, ob_next, ob_prev, ob_dir, ob_convex = near
-    time_step, time_horizon, time_horizon_obst = times
-    px = positions[i, 0]
-    py = positions[i, 1]
-    vx = velocities[i, 0]
-    vy = velocities[i, 1]
-    own_radius = radius[i]
-    if soft is not None:
-        margin, horizon, reach, cap, keep, heading, lookahead, turn_rate, lead = soft
-        own_radius += scale * margin[i]
-    edges = obst_edges[obst_offsets[i]:obst_offsets[i + 1]]
-    n_reach = 0
+        n_rows += k_max  # the lines of where walkers will be (``soft``'s lead)
     if reach_set is not None:
-        # The reachable velocities first (hardest of all), then the obstacle lines.
-        accel_r, decel_r, ref, floor = reach_set
-        n_reach = reach_lines(lines, ref[i, 0], ref[i, 1], accel_r[i], decel_r[i])
-    obst_cases, agent_cases = cases
-    n_obst = n_reach + obstacle_lines(lines[n_reach:], px, py, vx, vy, own_radius,
-                                      1.0 / time_horizon_obst, edges, ob_point, ob_next,
-                                      ob_prev, ob_dir, ob_convex, obst_cases)
-    n = n_obst
-    if hard_step_lines:
-        n = _step_lines(lines, n, i, agents, responsibility, soft, stuck_in, fixed_vel,
-                        shares, nbr_vel, stall, time_step)
-    n_hard = n
-    inv_dt = 1.0 / time_step
-    if soft is not None:
-        if responsibility is None:
-            n = _agent_lines_soft(lines, n, i, positions, velocities, radius, agent_nbrs, soft,
-                                  scale, moving_scale, stall, inv_dt, agent_cases, None, None,
-                                  lead_on)
-        else:
-            n = _agent_lines_soft(lines, n, i, positions, velocities, radius, agent_nbrs, soft,
-                                  scale, moving_scale, stall, inv_dt, agent_cases, shares,
-                                  nbr_vel, lead_on)
-    elif responsibility is None:
-        # RVO2's case, compiled without the shares (as fast as before them).
-        n = _agent_lines(lines, n, i, positions, velocities, radius, agent_nbrs,
-                         1.0 / time_horizon, inv_dt, agent_cases, None, None)
-    else:
-        n = _agent_lines(lines, n, i, positions, velocities, radius, agent_nbrs,
-                         1.0 / time_horizon, inv_dt, agent_cases, shares, nbr_vel)
-    return n_reach, n_obst, n_hard, n
+        n_rows += MAX_REACH_LINES
+    return max_obst, n_rows
 
 
-@njit(cache=True)
-def _step_lines(lines, n, i, agents, responsibility, soft, stuck_in, fixed_vel, shares,
-                nbr_vel, stall, time_step):
+@njit(cache=True, inline='always')
+def _step_lines(lines, n, i, positions, velocities, radius, max_speed, agent_nbrs,
+                responsibility, soft, stuck_in, fixed_vel, shares, nbr_vel, stall, time_step):
     """
-    Add the one-step lines of agent i's neighbours that could touch it before the next step.
+    Add the guard's one-step lines of agent i's neighbours that could touch it within a step.
 
     The others' one-step lines lie beyond both speed circles. Returns the new line count.
     """
-    positions, velocities, prefs, radius, max_speed, agent_nbrs = agents
     px = positions[i, 0]
     py = positions[i, 1]
     vx = velocities[i, 0]
@@ -1157,12 +1106,11 @@ def _step_lines(lines, n, i, agents, responsibility, soft, stuck_in, fixed_vel, 
             if responsibility is None:
                 hard_r += _pair_margin(soft, i, j, MARGIN_SCALES[-1])
             else:
-                hard_r += _level_margin(soft, i, j, MARGIN_SCALES[-1],
-                                        MARGIN_SCALES[-1], stall, shares[k],
-                                        nbr_vel[k, 0], nbr_vel[k, 1])
+                hard_r += _level_margin(soft, i, j, MARGIN_SCALES[-1], MARGIN_SCALES[-1],
+                                        stall, shares[k], nbr_vel[k, 0], nbr_vel[k, 1])
         hard_r *= 1.0 + HARD_MARGIN
-        reach = hard_r + (max_speed[i] + max_speed[j]) * time_step
-        if rel_x * rel_x + rel_y * rel_y >= reach * reach:
+        touch = hard_r + (max_speed[i] + max_speed[j]) * time_step
+        if rel_x * rel_x + rel_y * rel_y >= touch * touch:
             continue
         if stuck_in[j]:
             # The neighbour cannot give way: avoid its chosen velocity all alone.
@@ -1181,6 +1129,27 @@ def _step_lines(lines, n, i, agents, responsibility, soft, stuck_in, fixed_vel, 
                 1.0 if i < j else -1.0, share)
         n = _put(lines, n, lx, ly, ldx, ldy)
     return n
+
+
+@njit(cache=True, inline='always')
+def _neighbor_lines(lines, n, i, positions, velocities, radius, agent_nbrs, responsibility,
+                    soft, shares, nbr_vel, scale, moving_scale, stall, inv_th, inv_dt,
+                    agent_cases, lead_on):
+    """Add agent i's ORCA lines toward its neighbours: RVO2's, or with margins (``soft``)."""
+    if soft is not None:
+        if responsibility is None:
+            return _agent_lines_soft(lines, n, i, positions, velocities, radius, agent_nbrs,
+                                     soft, scale, moving_scale, stall, inv_dt, agent_cases,
+                                     None, None, lead_on)
+        return _agent_lines_soft(lines, n, i, positions, velocities, radius, agent_nbrs, soft,
+                                 scale, moving_scale, stall, inv_dt, agent_cases, shares,
+                                 nbr_vel, lead_on)
+    if responsibility is None:
+        # RVO2's case, compiled without the shares (as fast as before them).
+        return _agent_lines(lines, n, i, positions, velocities, radius, agent_nbrs, inv_th,
+                            inv_dt, agent_cases, None, None)
+    return _agent_lines(lines, n, i, positions, velocities, radius, agent_nbrs, inv_th,
+                        inv_dt, agent_cases, shares, nbr_vel)
 
 
 @njit(cache=True)
