@@ -6,6 +6,7 @@ Run::
     python -m orca_nav.node --ros-args --params-file config/orca_nav.yaml -p robots:='[robot1]'
 """
 
+import os
 import signal
 import sys
 
@@ -79,6 +80,12 @@ def main(args=None):
             node.stop_all()
             node.destroy_node()
         rclpy.try_shutdown()
+        if node is not None and node.kernels.compiling:
+            # Stopped while the kernels compile (a first start): the compile is dropped
+            # rather than waited for or torn down under the interpreter's exit.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
     return code
 
 
