@@ -24,6 +24,7 @@ docs/performance.md#start-up).
 import argparse
 from concurrent.futures import Future
 import math
+import os
 import sys
 import time
 
@@ -211,14 +212,48 @@ def _scan(i, position, yaw, person, t):
                      range_min=0.05, range_max=MAP_SIZE, time=t)
 
 
+def drop_cache() -> int:
+    """
+    Remove this copy's cached kernels from numba's cache (before a build compiles them anew).
+
+    numba checks only that the file defining a cached kernel is unchanged, not the files of
+    the kernels it calls: after an edit of escape.py alone, orca.py's cached kernels would
+    keep the old code of escape.py's. Only the folders of orca_nav's own kernels are touched
+    (__pycache__ beside the modules, or their folder under NUMBA_CACHE_DIR). Returns the
+    number of files removed.
+    """
+    removed = 0
+    for folder in {d.stats.cache_path for d in kernels().values() if d.stats.cache_path}:
+        if not os.path.isdir(folder):
+            continue
+        for name in os.listdir(folder):
+            if name.endswith(('.nbi', '.nbc')):
+                os.remove(os.path.join(folder, name))
+                removed += 1
+    return removed
+
+
 def main(argv=None):
     """Fill numba's cache for this copy of orca_nav: the node's defaults and variants."""
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.parse_args(argv)
+    parser.add_argument('--fresh', action='store_true',
+                        help="drop this copy's cached kernels first (a build: see drop_cache)")
+    parser.add_argument('--expect', metavar='DIR',
+                        help='fail unless orca_nav is imported from under DIR')
+    args = parser.parse_args(argv)
     import orca_nav
+    here = os.path.realpath(orca_nav.__path__[0])
+    if args.expect and not here.startswith(os.path.realpath(args.expect) + os.sep):
+        print(f'orca_nav: imported from {here}, not from under {args.expect}', file=sys.stderr)
+        return 2
+    if args.fresh:
+        drop_cache()
     seconds = warmup_node_defaults()
-    print(f'orca_nav: numba kernels of {orca_nav.__path__[0]} ready in {seconds:.1f} s '
-          f'({len(kernels())} kernels)')
+    compiled = sum(sum(d.stats.cache_misses.values()) for d in kernels().values())
+    folders = sorted({d.stats.cache_path or 'nowhere (not writable)'
+                      for d in kernels().values()})
+    print(f'orca_nav: numba kernels of {here} ready in {seconds:.1f} s ({compiled} compiled, '
+          f'cached in {", ".join(folders)})')
     return 0
 
 
