@@ -10,6 +10,7 @@ import os
 import signal
 import sys
 
+from orca_nav.ros import startup
 from orca_nav.ros.node import OrcaNavNode
 import rclpy
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
@@ -80,7 +81,7 @@ def main(args=None):
             node.stop_all()
             node.destroy_node()
         rclpy.try_shutdown()
-        if node is not None and node.kernels.compiling:
+        if startup.compiling():
             # Stopped while the kernels compile (a first start): the compile is dropped
             # rather than waited for or torn down under the interpreter's exit.
             sys.stdout.flush()

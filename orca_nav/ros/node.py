@@ -50,6 +50,10 @@ class OrcaNavNode(Node):
         super().__init__(node_name, **kwargs)
         self.settings = P.declare_and_resolve(self)
         self.add_on_set_parameters_callback(self._on_set_parameters)
+        # The numba kernels compile on a thread from now on, while the node is built (a large
+        # fleet's publishers take a while) and spins; until they are ready, the ticks command
+        # zero and report 'starting' (orca_nav.ros.startup).
+        self.kernels = Kernels(self)
         p, names, c = self.settings.params, self.settings.names, self.settings.n_controlled
         self.controller = FleetController(self.settings.fleet, self.settings.navigation)
         # Odometry, poses and scans: taken by the tick from the subscriptions of a node that
@@ -86,9 +90,6 @@ class OrcaNavNode(Node):
         self._watch_timer = self.create_timer(WATCH_PERIOD, self.watch.check,
                                               clock=Clock(clock_type=ClockType.STEADY_TIME))
         self.unused_parameters = log_start(self)
-        # The numba kernels compile on a thread while the node spins; until they are ready,
-        # the ticks command zero and report 'starting' (orca_nav.ros.startup).
-        self.kernels = Kernels(self)
 
     def _on_set_parameters(self, parameters):
         """Validate the whole parameter set with the new values; apply all or nothing."""

@@ -22,6 +22,12 @@ COMPILING_AFTER = 2.0
 # start-up): the node's defaults; scans (and people tracking) add about half.
 COMPILE_SECONDS = 30.0
 COMPILE_SECONDS_SCANS = 15.0
+THREAD_NAME = 'orca_nav_kernels'
+
+
+def compiling():
+    """Whether a node's warm-up thread still runs in this process (an exit need not wait)."""
+    return any(t.name == THREAD_NAME and t.is_alive() for t in threading.enumerate())
 
 
 class Kernels:
@@ -50,7 +56,7 @@ class Kernels:
         self.reason = (f'compiling the numba kernels ({where}: the first start after a build, '
                        f'an upgrade or an edit); expect about {expect:.0f} s, longer on a busy '
                        'machine')
-        self._thread = threading.Thread(target=self._run, name='orca_nav_kernels', daemon=True,
+        self._thread = threading.Thread(target=self._run, name=THREAD_NAME, daemon=True,
                                         args=(settings.fleet, settings.navigation))
         self._thread.start()
 
@@ -58,11 +64,6 @@ class Kernels:
     def ready(self):
         """Whether the kernels are compiled (the warm-up is over)."""
         return self._ready.is_set()
-
-    @property
-    def compiling(self):
-        """Whether the warm-up thread still runs (a stop then need not wait for it)."""
-        return self._thread.is_alive()
 
     def _run(self, fleet, navigation):
         try:
