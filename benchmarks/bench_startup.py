@@ -23,7 +23,7 @@ is (after ``make``'s set-up, or the colcon build, which fill the cache). ``--hog
 busy loop of one core beside it. ``--ctrl-c S`` sends SIGINT S seconds after the start and
 prints how long the node took to exit, and its exit code.
 
-Targets (issue 28): first driving command within 5 s (4 robots) and 15 s (1000 robots) from
+Targets: first driving command within 5 s (4 robots) and 15 s (1000 robots) from
 the colcon install after its build; a 1000-robot node started on a fresh clone commands
 every sampled robot at its rate within 20 s.
 
