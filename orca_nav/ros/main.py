@@ -47,16 +47,30 @@ def main(args=None):
     """
     # rclpy's own signal handlers shut the context down before our code runs, after which no
     # zero command can be published. Raising KeyboardInterrupt from a handler can surface in
-    # the middle of rclpy's C++ calls. So the handlers only set a flag that the loop checks.
+    # the middle of rclpy's C++ calls. So the handlers only set a flag that the loop checks;
+    # but while the node is still being built (a large fleet's publishers take many seconds),
+    # nothing has been commanded yet: a signal then ends the start at once.
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     stop = []
+    building = [True]
+
+    def on_signal(signum, frame):
+        stop.append(signum)
+        if building:
+            building.clear()
+            raise KeyboardInterrupt
     signals = (signal.SIGINT, signal.SIGTERM)
-    previous = {sig: signal.signal(sig, lambda signum, frame: stop.append(signum))
-                for sig in signals}
+    previous = {sig: signal.signal(sig, on_signal) for sig in signals}
     node = None
     code = 0
     try:
-        node = OrcaNavNode()
+        try:
+            node = OrcaNavNode()
+            building.clear()
+        except KeyboardInterrupt:
+            rclpy.logging.get_logger('orca_nav').info(
+                f'{signal.Signals(stop[0]).name} while starting: exiting')
+            return code
         node.monitor.take_over_gc()
         # The planning worker thread must not hold the GIL for long while a tick waits for it.
         sys.setswitchinterval(GIL_SWITCH_INTERVAL)

@@ -72,6 +72,7 @@ class Kernels:
             self._node.get_logger().error(f'compiling the numba kernels failed ({exc!r}); '
                                           'the first ticks compile them')
         self.seconds = time.monotonic() - self.started
+        self._node.get_logger().debug(f'numba kernels ready in {self.seconds:.1f} s')
         self._ready.set()
 
     def check(self):
