@@ -82,6 +82,7 @@ pytest-fast: venv-test
 		$(PYTEST_ARGS)
 
 bench: venv-test
+	PYTHONPATH=$(CURDIR) $(PY) -m benchmarks.bench_startup
 	PYTHONPATH=$(CURDIR) $(PY) -m benchmarks.bench_core
 	PYTHONPATH=$(CURDIR) $(PY) -m benchmarks.bench_scan
 	PYTHONPATH=$(CURDIR) $(PY) -m benchmarks.bench_node --fleets 10 50 100 200 250

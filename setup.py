@@ -26,8 +26,10 @@ class InstallWithKernels(install):
     ``NUMBA_CACHE_DIR``): without this a fresh install's first node start spends a minute or
     more compiling. The installed copy runs ``python -m orca_nav.control.warmup`` in the
     build's environment (the cache it fills is the one a node started with the same
-    ``NUMBA_CACHE_DIR``, set or not, loads). Skipped for staged installs (``--root``: wheels,
-    Debian packages), whose files move. A failure only warns: the node compiles at its start.
+    ``NUMBA_CACHE_DIR``, set or not, loads): kernels cached for other sources are dropped,
+    those the source folder has cached for the same sources (``make``'s set-up) taken, the
+    rest compiled. Skipped for staged installs (``--root``: wheels, Debian packages), whose
+    files move. A failure only warns: the node compiles at its start.
     """
 
     def run(self):
@@ -42,11 +44,13 @@ def compile_kernels(lib):
     """Run the kernels' warm-up of the orca_nav installed under ``lib``, in a new process."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [lib] + [p for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if p]))
-    proc = subprocess.run([sys.executable, '-m', 'orca_nav.control.warmup', '--fresh',
-                           '--expect', lib], cwd=lib, env=env)
+    proc = subprocess.run([sys.executable, '-m', 'orca_nav.control.warmup', '--expect', lib,
+                           '--seed', os.path.dirname(os.path.abspath(__file__))],
+                          cwd=lib, env=env)
     if proc.returncode:
         print(f'WARNING: compiling the numba kernels failed (exit code {proc.returncode}): '
               'the node compiles them at its first start', file=sys.stderr)
+
 
 setup(
     name=package_name,

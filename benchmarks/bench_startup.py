@@ -73,7 +73,7 @@ def node_command(n, install, params):
 
 
 def run(n, cache, install=None, hog=False, ctrl_c=None, timeout=TIMEOUT):
-    """Start the node and its load; return the start-up figures of one run (a dict)."""
+    """Start the node and its load; return the start-up figures (a dict)."""
     import rclpy
     from geometry_msgs.msg import Twist
     from rclpy.context import Context

@@ -50,9 +50,9 @@ def test_a_node_commands_zero_and_reports_starting_until_its_kernels_are_ready(
         probe.create_subscription(String, f'/{r}/orca_status',
                                   lambda m, r=r: statuses[r].append(json.loads(m.data)),
                                   LATCHED_QOS)
-        probe.create_subscription(Twist, f'/{r}/cmd_vel',
-                                  lambda m, r=r: commands[r].append(math.hypot(m.linear.x, m.linear.y)),
-                                  10)
+        probe.create_subscription(
+            Twist, f'/{r}/cmd_vel',
+            lambda m, r=r: commands[r].append(math.hypot(m.linear.x, m.linear.y)), 10)
     probe.create_subscription(String, '/orca_nav/tick_stats',
                               lambda m: stats.append(json.loads(m.data)), 10)
     probe.create_subscription(DiagnosticArray, '/diagnostics', diagnostics.append, 10)

@@ -23,8 +23,12 @@ docs/performance.md#start-up).
 
 import argparse
 from concurrent.futures import Future
+import glob
+import hashlib
+import inspect
 import math
 import os
+import shutil
 import sys
 import time
 
@@ -212,19 +216,51 @@ def _scan(i, position, yaw, person, t):
                      range_min=0.05, range_max=MAP_SIZE, time=t)
 
 
-def drop_cache() -> int:
+STAMP = 'orca_nav_sources.sha1'  # in each cache folder: the sources its kernels came from
+
+
+def sources_hash(package=None) -> str:
+    """Return a hash of every module of the orca_nav package at ``package`` (default: this)."""
+    package = package or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    digest = hashlib.sha1()
+    for path in sorted(glob.glob(os.path.join(package, '**', '*.py'), recursive=True)):
+        digest.update(os.path.relpath(path, package).encode())
+        with open(path, 'rb') as f:
+            digest.update(f.read())
+    return digest.hexdigest()
+
+
+def _folders():
+    """Return {cache folder: [kernels cached there]} of this copy's kernels."""
+    folders = {}
+    for d in kernels().values():
+        if d.stats.cache_path:
+            folders.setdefault(d.stats.cache_path, []).append(d)
+    return folders
+
+
+def _stamp(folder):
+    try:
+        with open(os.path.join(folder, STAMP)) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def drop_stale(sources: str) -> int:
     """
-    Remove this copy's cached kernels from numba's cache (before a build compiles them anew).
+    Remove this copy's cached kernels that other sources left (a build into an old install).
 
     numba checks only that the file defining a cached kernel is unchanged, not the files of
     the kernels it calls: after an edit of escape.py alone, orca.py's cached kernels would
-    keep the old code of escape.py's. Only the folders of orca_nav's own kernels are touched
-    (__pycache__ beside the modules, or their folder under NUMBA_CACHE_DIR). Returns the
-    number of files removed.
+    keep the old code of escape.py's. So a cache folder whose stamp is not ``sources`` (the
+    hash of every module) loses its kernels. Only the folders of orca_nav's own kernels are
+    touched (__pycache__ beside the modules, or their folders under NUMBA_CACHE_DIR). Returns
+    the number of files removed.
     """
     removed = 0
-    for folder in {d.stats.cache_path for d in kernels().values() if d.stats.cache_path}:
-        if not os.path.isdir(folder):
+    for folder in _folders():
+        if not os.path.isdir(folder) or _stamp(folder) == sources:
             continue
         for name in os.listdir(folder):
             if name.endswith(('.nbi', '.nbc')):
@@ -233,27 +269,69 @@ def drop_cache() -> int:
     return removed
 
 
+def seed_from(source_root: str, sources: str) -> int:
+    """
+    Copy the kernels the same sources at ``source_root`` have cached, into this copy's cache.
+
+    A build's sources (colcon's source folder) hold the same modules as the copy it installs;
+    numba's cache files are keyed by a module's content and the kernel's code, not its path,
+    so the kernels ``make``'s set-up compiled for them load for the installed copy too. Only
+    from cache folders stamped with ``sources``; the warm-up then compiles what is missing.
+    Returns the number of files copied.
+    """
+    from numba.core.caching import _CacheLocator
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if sources_hash(os.path.join(source_root, 'orca_nav')) != sources:
+        return 0
+    copied = 0
+    for folder, found in _folders().items():
+        module_file = inspect.getfile(found[0].py_func)
+        seed_file = os.path.join(source_root, 'orca_nav', os.path.relpath(module_file, package))
+        if folder == os.path.join(os.path.dirname(module_file), '__pycache__'):
+            seed = os.path.join(os.path.dirname(seed_file), '__pycache__')
+        else:
+            from numba.core import config
+            seed = os.path.join(config.CACHE_DIR,
+                                _CacheLocator.get_suitable_cache_subpath(seed_file))
+        if os.path.realpath(seed) == os.path.realpath(folder) or _stamp(seed) != sources:
+            continue
+        for name in os.listdir(seed):
+            if name.endswith(('.nbi', '.nbc')):
+                shutil.copy2(os.path.join(seed, name), os.path.join(folder, name))
+                copied += 1
+    return copied
+
+
 def main(argv=None):
     """Fill numba's cache for this copy of orca_nav: the node's defaults and variants."""
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--fresh', action='store_true',
-                        help="drop this copy's cached kernels first (a build: see drop_cache)")
     parser.add_argument('--expect', metavar='DIR',
                         help='fail unless orca_nav is imported from under DIR')
+    parser.add_argument('--seed', metavar='DIR',
+                        help='first take the kernels cached for the same sources in DIR (the '
+                             "folder holding orca_nav/: a build's source folder)")
     args = parser.parse_args(argv)
     import orca_nav
     here = os.path.realpath(orca_nav.__path__[0])
     if args.expect and not here.startswith(os.path.realpath(args.expect) + os.sep):
         print(f'orca_nav: imported from {here}, not from under {args.expect}', file=sys.stderr)
         return 2
-    if args.fresh:
-        drop_cache()
+    sources = sources_hash()
+    drop_stale(sources)
+    seeded = 0
+    if args.seed:
+        try:
+            seeded = seed_from(args.seed, sources)
+        except (OSError, ImportError, AttributeError) as exc:  # numba's layout changed
+            print(f'orca_nav: kernels not taken from {args.seed}: {exc!r}', file=sys.stderr)
     seconds = warmup_node_defaults()
+    for folder in _folders():
+        with open(os.path.join(folder, STAMP), 'w') as f:
+            f.write(sources + '\n')
     compiled = sum(sum(d.stats.cache_misses.values()) for d in kernels().values())
-    folders = sorted({d.stats.cache_path or 'nowhere (not writable)'
-                      for d in kernels().values()})
     print(f'orca_nav: numba kernels of {here} ready in {seconds:.1f} s ({compiled} compiled, '
-          f'cached in {", ".join(folders)})')
+          f"{seeded} files taken from the sources' cache; cached in "
+          f'{", ".join(sorted(_folders()))})')
     return 0
 
 
