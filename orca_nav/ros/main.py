@@ -68,9 +68,13 @@ def main(args=None):
             node = OrcaNavNode()
             building.clear()
         except KeyboardInterrupt:
+            # Nothing commanded yet; rclpy's shutdown would destroy a large fleet's thousands
+            # of half-built entities one by one (6 s with 1000 robots), beyond launch's grace.
             rclpy.logging.get_logger('orca_nav').info(
                 f'{signal.Signals(stop[0]).name} while starting: exiting')
-            return code
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
         node.monitor.take_over_gc()
         # The planning worker thread must not hold the GIL for long while a tick waits for it.
         sys.setswitchinterval(GIL_SWITCH_INTERVAL)
