@@ -1,14 +1,15 @@
 """
 Shared fixtures: a private rclpy context per test module, DDS on loopback only.
 
-Before the first test, the numba kernels are compiled once (``orca_nav.core.warmup``, what
-every node process compiles when it starts) into the on-disk cache: on a fresh clone the cache
-is cold, and the node, simulator and demo processes that the tests start, several at a time,
-would otherwise each compile them at once (about 30 s of CPU each; on a busy 2-core machine a
-demo's node took 81 s to start and the demo gave up waiting for it). With a warm cache this
-takes about a second. The compile runs in two processes of their own while the tests that
-need no kernel (the linters, the docs and import checks: about half a minute) run first;
-every other test waits for it (with pytest-xdist, in every worker: the controller compiles).
+Before the first test, the numba kernels are compiled once (``WARMUPS``: what a node process
+compiles when it starts, and the core's library modes) into the on-disk cache: on a fresh
+clone the cache is cold, and the node, simulator and demo processes that the tests start,
+several at a time, would otherwise each compile them at once (about 30 s of CPU each; on a
+busy 2-core machine a demo's node took 81 s to start and the demo gave up waiting for it).
+With a warm cache this takes about a second. The compile runs in two processes of their own
+while the tests that need no kernel (the linters, the docs and import checks: about half a
+minute) run first; every other test waits for it (with pytest-xdist, in every worker: the
+controller compiles).
 """
 
 import os
@@ -32,8 +33,11 @@ NO_KERNELS = ('test_flake8.py', 'test_pep257.py', 'test_docs.py', 'test_domains.
 REAL_TIME = ('test_demo.py', 'test_node_overload.py', 'test_node_signals.py',
              'test_node_shutdown.py', 'test_launch_sim_demo.py', 'test_node_robustness.py',
              'test_node_split.py', 'test_sim_node.py')
-# Two halves of orca_nav.core.warmup side by side (about 20 s each, cold, here).
-WARMUPS = ('_solver.warmup()', '_scan.warmup(); _tracking.warmup()')
+# Side by side (about 40 s each, cold, here): the node's kernels (what a node's ticks run,
+# orca_nav.control.warmup, with the settings a build warms up) and orca_nav.core.warmup (the
+# solver's every mode as a library, scans and tracking).
+WARMUPS = ('from orca_nav.control import warmup; warmup.warmup_node_defaults()',
+           '_solver.warmup(); _scan.warmup(); _tracking.warmup()')
 # Where the compiling processes leave their exit codes (a folder; inherited by the workers).
 KERNELS_ENV = 'ORCA_NAV_TEST_KERNELS'
 KERNELS_TIMEOUT = 900.0  # [s]
@@ -54,7 +58,8 @@ def pytest_sessionstart(session):
         done = os.path.join(folder, f'{k}.code')
         code = ('import sys\n'
                 'try:\n'
-                f'    from orca_nav.core import _solver, _scan, _tracking; {part}\n'
+                '    from orca_nav.core import _solver, _scan, _tracking\n'
+                f'    {part}\n'
                 '    code = 0\n'
                 'except BaseException as exc:\n'
                 '    print(f"compiling the kernels failed: {exc!r}", file=sys.stderr)\n'

@@ -11,9 +11,11 @@ for want of them, and the demo itself stops at once saying what to install. The 
 pictures themselves are checked in test_demo.py (test_plot_*).
 """
 
+import ast
 import json
 import os
 from pathlib import Path
+import re
 import subprocess
 import sys
 
@@ -21,6 +23,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 BLOCKED = ('matplotlib', 'PIL')
+# rosdep keys of the Python libraries orca_nav imports (its modules and launch files).
+ROSDEP_KEYS = {'numpy': 'python3-numpy', 'scipy': 'python3-scipy', 'yaml': 'python3-yaml',
+               'skimage': 'python3-skimage', 'numba': 'python3-numba',
+               'matplotlib': 'python3-matplotlib', 'PIL': 'python3-pil'}
+# Imported by the tests' support only (orca_nav/testing), from PyPI: no rosdep key.
+TEST_ONLY = {'pyrvo'}
+# ROS packages imported under their own name (messages, rclpy, launch).
+ROS_PACKAGE = re.compile(r'^(rclpy|launch|launch_ros|ament_index_python|\w+_msgs|\w+_interfaces)$')
 SCRIPT = '''
 import importlib.abc
 import json
@@ -123,6 +133,45 @@ def test_plotting_libraries_are_declared_for_the_demo_only():
     # make demo installs requirements.txt: the demo still gets both.
     requirements = (ROOT / 'requirements.txt').read_text().split()
     assert 'matplotlib>=3.6' in requirements and 'pillow>=9.0' in requirements
+
+
+def imported_packages():
+    """Return {top-level module: files} that orca_nav's modules and launch files import."""
+    found = {}
+    for path in sorted(ROOT.glob('orca_nav/**/*.py')) + sorted(ROOT.glob('launch/*.py')):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                top = name.split('.')[0]
+                if top not in sys.stdlib_module_names and top != 'orca_nav':
+                    found.setdefault(top, set()).add(str(path.relative_to(ROOT)))
+    return found
+
+
+def test_every_run_dependency_is_declared_in_package_xml():
+    """What the package imports is an exec_depend of package.xml (rosdep installs it)."""
+    package = (ROOT / 'package.xml').read_text()
+    exec_depends = set(re.findall(r'<exec_depend>([^<]+)</exec_depend>', package))
+    test_depends = set(re.findall(r'<test_depend>([^<]+)</test_depend>', package))
+    imported = imported_packages()
+    assert 'numba' in imported and 'rclpy' in imported  # the scan finds them
+    for module, files in sorted(imported.items()):
+        if module in TEST_ONLY:
+            assert all(f.startswith('orca_nav/testing/') for f in files), (module, files)
+            continue
+        if ROS_PACKAGE.match(module):
+            key = module
+        else:
+            assert module in ROSDEP_KEYS, f'{module} (imported by {sorted(files)}) has no ' \
+                                          'rosdep key in ROSDEP_KEYS'
+            key = ROSDEP_KEYS[module]
+        depends = test_depends if module in BLOCKED else exec_depends
+        assert key in depends, f'package.xml lacks {key} (imported by {sorted(files)})'
 
 
 def test_the_suite_runs_without_pytest_xdist():

@@ -8,7 +8,8 @@ domain 62 with DDS on loopback:
   nodes): the node must stop every robot (zero commands) and exit by itself;
 - ``use_sim_time`` without ``/clock``: one warning after a few seconds of wall time and an
   ``orca_status`` saying why nothing moves;
-- a start that fails half-way (a topic too long for DDS): the FATAL line, no traceback.
+- a start that fails half-way (a topic too long for DDS): the FATAL line, no traceback;
+- Ctrl-C while the kernels compile (numba's cache empty): the node ends on SIGINT alone.
 """
 
 import ctypes
@@ -25,7 +26,7 @@ from nav_msgs.msg import Odometry
 from orca_nav.control.planning import PlanningWorker
 from orca_nav.ros import messages
 from orca_nav.ros.outputs import LATCHED_QOS
-from orca_nav.sim.processes import Child, child_env
+from orca_nav.sim.processes import Child, child_env, SHUTDOWN_GRACE
 from orca_nav.testing.rig import command_values, pid_running, Probe
 import pytest
 from std_msgs.msg import String
@@ -172,3 +173,30 @@ def test_planning_worker_process_ignores_ctrl_c(capfd):
         signal.signal(signal.SIGINT, previous)
     err = capfd.readouterr().err
     assert 'KeyboardInterrupt' not in err and 'Traceback' not in err, err
+
+
+@pytest.mark.slow
+def test_ctrl_c_while_the_kernels_compile_stops_the_node_at_once(context, tmp_path):
+    """A cold cache: one line says so, the status is starting; SIGINT alone ends the node."""
+    env = dict(child_env(DOMAIN_ID), NUMBA_CACHE_DIR=str(tmp_path / 'empty_cache'))
+    child = Child('node', NODE, env, tmp_path)
+    rig = Probe(context, 'cold_probe')
+    statuses = []
+    rig.probe.create_subscription(String, f'/{ROBOTS[0]}/orca_status',
+                                  lambda msg: statuses.append(json.loads(msg.data)), LATCHED_QOS)
+    code = None
+    try:
+        rig.spin_until(lambda: 'compiling the numba kernels' in Path(child.log_path).read_text()
+                       or not child.alive(), 120.0, 'the compiling line')
+        rig.spin_until(lambda: statuses or not child.alive(), 60.0, 'a status')
+        assert statuses and statuses[-1]['state'] == 'starting', child.tail()
+        # As ros2 launch on Ctrl-C: SIGINT, and SIGTERM only if the node outlives the grace.
+        child.proc.send_signal(signal.SIGINT)
+        code = child.proc.wait(SHUTDOWN_GRACE)
+    finally:
+        stopped = child.stop()
+        rig.close()
+    text = Path(child.log_path).read_text()
+    assert code == 0 == stopped, text
+    assert text.count('compiling the numba kernels') == 1, text
+    assert 'SIGINT: stopping every robot' in text and 'Traceback' not in text, text

@@ -76,7 +76,8 @@ def run_split(context, n_robots, n_nodes, observe=True, max_time=60.0, blind_tim
                        and all(p.get_subscription_count() >= (n_nodes if observe else 1)
                                for p in world.odom_pubs)
                        and rig.clock.pub.get_subscription_count() >= n_nodes
-                       and all(node.outputs.matched() for node in nodes))
+                       and all(node.outputs.matched() and node.kernels.ready
+                               for node in nodes))
         rig.clock.publish()
         rig.spin_until(lambda: all(node.get_clock().now().nanoseconds > 0
                                    and node.monitor.ticks > 0 for node in nodes))

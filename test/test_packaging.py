@@ -5,6 +5,7 @@ The ament packaging as colcon installed it: resource marker, data files, console
 ``pytest`` run from the source tree skips these tests.
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -52,3 +53,27 @@ def test_console_scripts_are_installed_under_lib(script):
                              timeout=120)
         assert out.returncode == 0, out.stderr
         assert '--scenario' in out.stdout
+
+
+def test_the_build_compiled_the_installed_copys_node_kernels(tmp_path):
+    """The build (setup.py) filled numba's cache: the installed copy loads, compiles none."""
+    prefix = _prefix()
+    version = f'python{sys.version_info[0]}.{sys.version_info[1]}'
+    lib = os.path.join(prefix, 'lib', version, 'site-packages')
+    if not os.path.isdir(os.path.join(lib, 'orca_nav')):
+        pytest.skip(f'no orca_nav under {lib}')
+    # What a node started from the install loads: the same environment (NUMBA_CACHE_DIR set
+    # or not), the installed copy first on the path.
+    code = ('import json, orca_nav\n'
+            'from orca_nav.control import warmup as W\n'
+            'W.warmup_node_defaults()\n'
+            'print(json.dumps({"file": orca_nav.__file__, "compiled": sum(\n'
+            '    sum(d.stats.cache_misses.values()) for d in W.kernels().values())}))\n')
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [lib] + [p for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if p]))
+    out = subprocess.run([sys.executable, '-c', code], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report['file'].startswith(lib), report
+    assert report['compiled'] == 0, report

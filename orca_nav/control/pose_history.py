@@ -2,8 +2,8 @@
 
 import math
 
-import numba
 import numpy as np
+from orca_nav.core._jit import njit
 
 # Samples kept per robot: at 20-50 Hz odometry this covers 0.3-0.8 s, more than a scan's or
 # an odometry message's age, at a cost of N x DEPTH x 6 floats.
@@ -62,7 +62,7 @@ class PoseHistory:
         return out.reshape(times.shape + (n, 3))
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _poses_at(time, pose, velocity, ts, max_extrapolation):
     """(T, N, 3): every robot's pose at each time of ts (T,) (see PoseHistory.at)."""
     n, depth = time.shape

@@ -639,7 +639,12 @@ def _enforce_limits(vel, max_speed):
 
 
 def warmup() -> None:
-    """Compile the JIT kernels now (a few seconds once; cached on disk afterwards)."""
+    """
+    Compile the JIT kernels of ``compute_velocities``' modes now (cached on disk afterwards).
+
+    For library use, benchmarks and tests. The node compiles what its own ticks run
+    (``orca_nav.control.warmup``), whose argument types differ from these calls'.
+    """
     square = [(1.0, 1.0), (2.0, 1.0), (2.0, 2.0), (1.0, 2.0)]
     obstacles = Obstacles.build([square], segments=[[[-2.0, 0.0], [-2.0, 1.0]]])
     pos = np.array([[0.0, 0.0], [0.5, 0.1], [3.0, 3.0]])
@@ -656,9 +661,9 @@ def warmup() -> None:
                        **params)
     compute_velocities(pos, np.zeros((3, 2)), prefs, 0.3, 1.0, weights=[0.2, 0.5, 1.0],
                        max_accel=0.5, max_decel=1.0, **params)
-    # The soft mode (margins that yield, the ways out), which the node always runs: with
-    # and without shares and acceleration limits, a differential row among them (its way
-    # out), a walker (immovable) beside it.
+    # The soft mode (margins that yield, the ways out), the node's mode: with and without
+    # shares and acceleration limits, a differential row among them (its way out), a walker
+    # (immovable) beside it.
     soft = {'margin': [0.05, 0.3, 0.05], 'agent_horizon': [2.0, 5.0, 2.0],
             'neighbor_reach': [3.0, 10.0, 3.0], 'heading': [0.0, 3.0, 1.0],
             'lookahead': [0.1, 0.0, 0.0], 'max_turn_rate': 1.5, 'lead_time': [0.0, 1.0, 0.0]}

@@ -6,9 +6,11 @@ Run::
     python -m orca_nav.node --ros-args --params-file config/orca_nav.yaml -p robots:='[robot1]'
 """
 
+import os
 import signal
 import sys
 
+from orca_nav.ros import startup
 from orca_nav.ros.node import OrcaNavNode
 import rclpy
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
@@ -45,16 +47,34 @@ def main(args=None):
     """
     # rclpy's own signal handlers shut the context down before our code runs, after which no
     # zero command can be published. Raising KeyboardInterrupt from a handler can surface in
-    # the middle of rclpy's C++ calls. So the handlers only set a flag that the loop checks.
+    # the middle of rclpy's C++ calls. So the handlers only set a flag that the loop checks;
+    # but while the node is still being built (a large fleet's publishers take many seconds),
+    # nothing has been commanded yet: a signal then ends the start at once.
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     stop = []
+    building = [True]
+
+    def on_signal(signum, frame):
+        stop.append(signum)
+        if building:
+            building.clear()
+            raise KeyboardInterrupt
     signals = (signal.SIGINT, signal.SIGTERM)
-    previous = {sig: signal.signal(sig, lambda signum, frame: stop.append(signum))
-                for sig in signals}
+    previous = {sig: signal.signal(sig, on_signal) for sig in signals}
     node = None
     code = 0
     try:
-        node = OrcaNavNode()
+        try:
+            node = OrcaNavNode()
+            building.clear()
+        except KeyboardInterrupt:
+            # Nothing commanded yet; rclpy's shutdown would destroy a large fleet's thousands
+            # of half-built entities one by one (6 s with 1000 robots), beyond launch's grace.
+            rclpy.logging.get_logger('orca_nav').info(
+                f'{signal.Signals(stop[0]).name} while starting: exiting')
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
         node.monitor.take_over_gc()
         # The planning worker thread must not hold the GIL for long while a tick waits for it.
         sys.setswitchinterval(GIL_SWITCH_INTERVAL)
@@ -79,6 +99,12 @@ def main(args=None):
             node.stop_all()
             node.destroy_node()
         rclpy.try_shutdown()
+        if startup.compiling():
+            # Stopped while the kernels compile (a first start): the compile is dropped
+            # rather than waited for or torn down under the interpreter's exit.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
     return code
 
 

@@ -436,10 +436,11 @@ def diagnostics(name, stats, stamp):
     """
     Return a diagnostic_msgs/DiagnosticArray with the node's health from its tick statistics.
 
-    One status named ``orca_nav: <name>``: OK; WARN when ``stats['overloaded']`` (the timer
-    missed a period, a tick overran it or scans were left for later ticks in the last second;
-    the share of robots on fresh odometry is in the message); ERROR when ticks failed. Every
-    statistic is a key-value.
+    One status named ``orca_nav: <name>``: OK; WARN while starting (``stats['ready']`` false:
+    the kernels compile) and when ``stats['overloaded']`` (the timer missed a period, a tick
+    overran it or scans were left for later ticks in the last second; the share of robots on
+    fresh odometry is in the message); ERROR when ticks failed. Every statistic is a
+    key-value.
     """
     status = DiagnosticStatus(name=f'orca_nav: {name}', hardware_id=name)
     fresh = stats.get('recent_fresh_share')
@@ -447,6 +448,9 @@ def diagnostics(name, stats, stamp):
     if stats.get('tick_errors'):
         status.level = DiagnosticStatus.ERROR
         status.message = f'{stats["tick_errors"]} ticks failed{share}'
+    elif stats.get('ready') is False:
+        status.level = DiagnosticStatus.WARN
+        status.message = 'starting: compiling the numba kernels, every command is zero'
     elif stats.get('overloaded'):
         status.level = DiagnosticStatus.WARN
         deferred = (f', scans read for {stats.get("scan_quota")} robots a tick'

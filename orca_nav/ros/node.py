@@ -19,12 +19,11 @@ from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import OccupancyGrid, Path
 from orca_nav.control import FleetController
-from orca_nav.core import warmup
 from orca_nav.ros import messages
 from orca_nav.ros import params as P
 from orca_nav.ros.intake import IntakeNode
 from orca_nav.ros.outputs import FleetOutputs, LATCHED_QOS, RELIABLE_QOS
-from orca_nav.ros.startup import log_start
+from orca_nav.ros.startup import Kernels, log_start
 from orca_nav.ros.tick_monitor import ScanQuota, TickMonitor
 from orca_nav.ros.tick_report import TickReport
 from orca_nav.ros.watch import NodeWatch, WATCH_PERIOD
@@ -51,7 +50,10 @@ class OrcaNavNode(Node):
         super().__init__(node_name, **kwargs)
         self.settings = P.declare_and_resolve(self)
         self.add_on_set_parameters_callback(self._on_set_parameters)
-        warmup()  # compile the core's JIT kernels now, not in the first tick (cached on disk)
+        # The numba kernels compile on a thread from now on, while the node is built (a large
+        # fleet's publishers take a while) and spins; until they are ready, the ticks command
+        # zero and report 'starting' (orca_nav.ros.startup).
+        self.kernels = Kernels(self)
         p, names, c = self.settings.params, self.settings.names, self.settings.n_controlled
         self.controller = FleetController(self.settings.fleet, self.settings.navigation)
         # Odometry, poses and scans: taken by the tick from the subscriptions of a node that
@@ -215,17 +217,10 @@ class OrcaNavNode(Node):
         now_ns = self.get_clock().now().nanoseconds
         self.monitor.start(now_ns)
         try:
-            inputs, warnings = self.intake.read(self.settings.params.global_frame,
-                                                self.scan_quota.quota)
-            self.report.note_scans(self.scans.limited)
-            self._result = self.controller.step(inputs, now_ns * 1e-9)
-            self.report.note_fresh(inputs, now_ns * 1e-9)
-            self.outputs.commands(self._result.commands)
-            self.outputs.status(self._result, self.controller)
-            self.outputs.routes(self.controller.navigator)
-            self.outputs.tracks(self._result)
-            for i, text in warnings + self._result.warnings:
-                self._warn(i, text)
+            if self.kernels.check():
+                self._step(now_ns)
+            else:  # still compiling: every robot stands still, its status says why
+                self.outputs.starting(self.kernels.reason)
         except Exception as exc:  # noqa: B902 -- one bad tick must not kill the node
             self.monitor.errors += 1
             self.get_logger().error(f'tick failed ({exc!r}); publishing zero commands',
@@ -239,6 +234,20 @@ class OrcaNavNode(Node):
             self._stats_pub.publish(String(data=json.dumps(stats)))
             self._diagnostics_pub.publish(messages.diagnostics(
                 self.get_fully_qualified_name(), stats, self.get_clock().now().to_msg()))
+
+    def _step(self, now_ns):
+        """Read the newest inputs, run the controller's step, publish what it decided."""
+        inputs, warnings = self.intake.read(self.settings.params.global_frame,
+                                            self.scan_quota.quota)
+        self.report.note_scans(self.scans.limited)
+        self._result = self.controller.step(inputs, now_ns * 1e-9)
+        self.report.note_fresh(inputs, now_ns * 1e-9)
+        self.outputs.commands(self._result.commands)
+        self.outputs.status(self._result, self.controller)
+        self.outputs.routes(self.controller.navigator)
+        self.outputs.tracks(self._result)
+        for i, text in warnings + self._result.warnings:
+            self._warn(i, text)
 
     def _robot_time(self, duration, start_ns):
         """

@@ -25,6 +25,7 @@ SHUTDOWN_ACK_TIMEOUT = 0.5  # [s] waiting for subscribers to acknowledge the zer
 # re-planned at once, the routes go out over a few ticks instead of stretching one tick.
 ROUTES_PER_TICK = 3
 NO_CLOCK = 'no_clock'  # status state while use_sim_time waits for /clock
+STARTING = 'starting'  # status state while the numba kernels compile (orca_nav.ros.startup)
 
 
 class FleetOutputs:
@@ -64,6 +65,7 @@ class FleetOutputs:
         self._route_versions = np.full(c, -1, np.int64)
         self._route_markers = {}  # robot -> (route version, its LINE_STRIP marker)
         self._groups = P.per_robot(settings.values, settings.names, 'avoidance_group')
+        self._starting_sent = False  # the status 'starting' is out (FleetOutputs.starting)
 
     def reconfigure(self, settings):
         """
@@ -135,6 +137,21 @@ class FleetOutputs:
         """
         for i, pub in enumerate(self._status):
             pub.publish(messages.status_message(self._names[i], NO_CLOCK, reason=reason))
+        self.states = [None] * len(self.states)
+
+    def starting(self, reason):
+        """
+        Publish zero commands to every robot, and its status ``starting`` once (latched).
+
+        While the kernels compile; the states are forgotten, so that each robot's first
+        state after is published.
+        """
+        self.commands(np.zeros((len(self._cmd), 3)))
+        if self._starting_sent:
+            return
+        self._starting_sent = True
+        for i, pub in enumerate(self._status):
+            pub.publish(messages.status_message(self._names[i], STARTING, reason=reason))
         self.states = [None] * len(self.states)
 
     def routes(self, navigator):

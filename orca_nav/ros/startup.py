@@ -1,13 +1,93 @@
 """
-What the node says when it starts: what it controls, and the parameters ROS 2 would ignore.
+How the node starts: its numba kernels, what it controls, the parameters ROS 2 would ignore.
 
-ROS 2 ignores a parameter override that no declared parameter takes (a misspelt name, a robot
-the node does not know) without a word: ``log_start`` says so, with the nearest name.
+The kernels compile on a thread of their own (``Kernels``) while the node already spins:
+until they are ready every robot gets zero commands and the status ``starting``, and a start
+that compiles (numba's cache empty or out of date) says so in one line with the time to
+expect. ROS 2 ignores a parameter override that no declared parameter takes (a misspelt name,
+a robot the node does not know) without a word: ``log_start`` says so, with the nearest name.
 """
 
+import threading
+import time
+
+from orca_nav.control import warmup as W
 from orca_nav.ros import params as P
 
 SHOWN_ROBOTS = 10  # robot names in the start-up line at most (one short line)
+# [s] a warm-up still running this long after the node started compiles (a warm cache loads
+# the kernels in about a second): the node says so.
+COMPILING_AFTER = 2.0
+# [s] what a cold start's compile takes, measured on an idle 2-core machine (docs/performance.md,
+# start-up): the node's defaults; scans (and people tracking) add about half.
+COMPILE_SECONDS = 30.0
+COMPILE_SECONDS_SCANS = 15.0
+THREAD_NAME = 'orca_nav_kernels'
+
+
+def compiling():
+    """Whether a node's warm-up thread still runs in this process (an exit need not wait)."""
+    return any(t.name == THREAD_NAME and t.is_alive() for t in threading.enumerate())
+
+
+class Kernels:
+    """
+    The numba kernels of one node, compiled (or loaded from numba's cache) on a thread.
+
+    ``ready`` once ``orca_nav.control.warmup.warmup`` has run the node's own settings; until
+    then the node's ticks command nothing (``FleetOutputs.starting``). ``check`` (each tick
+    until ready) logs one line when the compile takes long, and one when it is over.
+    """
+
+    def __init__(self, node):
+        """Start compiling the kernels of ``node``'s settings (an OrcaNavNode)."""
+        self._node = node
+        settings = node.settings
+        self.started = time.monotonic()
+        self.seconds = None          # [s] the warm-up took, once over
+        self._announced = False
+        self._ready = threading.Event()
+        expect = COMPILE_SECONDS + (COMPILE_SECONDS_SCANS if settings.params.scan_enabled
+                                    else 0.0)
+        folder = next((d.stats.cache_path for d in W.kernels().values()
+                       if d.stats.cache_path), None)
+        where = (f"numba's cache in {folder} lacks them" if folder else
+                 'numba finds no folder it may write its cache in')
+        self.reason = (f'compiling the numba kernels ({where}: the first start after a build, '
+                       f'an upgrade or an edit); expect about {expect:.0f} s, longer on a busy '
+                       'machine')
+        self._thread = threading.Thread(target=self._run, name=THREAD_NAME, daemon=True,
+                                        args=(settings.fleet, settings.navigation))
+        self._thread.start()
+
+    @property
+    def ready(self):
+        """Whether the kernels are compiled (the warm-up is over)."""
+        return self._ready.is_set()
+
+    def _run(self, fleet, navigation):
+        try:
+            W.warmup(fleet, navigation)
+        except Exception as exc:  # noqa: B902 -- the ticks then compile what they need
+            self._node.get_logger().error(f'compiling the numba kernels failed ({exc!r}); '
+                                          'the first ticks compile them')
+        self.seconds = time.monotonic() - self.started
+        self._node.get_logger().debug(f'numba kernels ready in {self.seconds:.1f} s')
+        self._ready.set()
+
+    def check(self):
+        """Return ``ready``; log a compile that takes longer than a warm cache's load, once."""
+        if self.ready:
+            if self._announced:
+                self._announced = False
+                self._node.get_logger().info(f'numba kernels compiled in {self.seconds:.1f} '
+                                             's: commanding')
+            return True
+        if not self._announced and time.monotonic() - self.started > COMPILING_AFTER:
+            self._announced = True
+            self._node.get_logger().warning(f'{self.reason}; until then every robot gets '
+                                            "zero commands and the status 'starting'")
+        return False
 
 
 def log_start(node):

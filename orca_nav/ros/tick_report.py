@@ -45,7 +45,9 @@ class TickReport:
         controller, odometry = node.controller, node.odometry
         stats = node.monitor.stats()
         rejected = odometry.rejected_by_robot + controller.odom_rejected
-        stats.update({'odom_received': odometry.received,
+        # False while the numba kernels compile: every command is zero (ros/startup.py).
+        stats.update({'ready': node.kernels.ready,
+                      'odom_received': odometry.received,
                       'odom_dropped': odometry.dropped,
                       'odom_rejected': int(rejected.sum()),
                       # per robot, only robots with refused odometry (keeps the JSON short)

@@ -30,6 +30,9 @@ from rosgraph_msgs.msg import Clock
 # [s] wall time to wait for ROS messages before failing: generous, as it costs nothing when
 # they come; on a loaded 2-core machine (load 12) a tick's messages were seen to take over 5 s.
 WAIT_TIMEOUT = 30.0
+# [s] for a node's numba kernels: a variant the cache lacks compiles for a while on a busy
+# machine (each test process loads or compiles the kernels of its nodes' settings once).
+KERNELS_TIMEOUT = 300.0
 START = 10.0        # [s] the simulated time a rig starts at
 
 
@@ -190,7 +193,13 @@ class NodeRig(Probe):
         self.executor.add_node(self.node)
 
     def start(self, publishers=(), timeout=WAIT_TIMEOUT):
-        """Wait until ``publishers`` and the node's outputs are matched, then the first tick."""
+        """
+        Wait until ``publishers`` and the node's outputs are matched, then the first tick.
+
+        Also until the node's kernels are ready: its ticks before command nothing.
+        """
+        self.spin_until(lambda: self.node.kernels.ready, KERNELS_TIMEOUT,
+                        'the kernels (compiling)')
         self.spin_until(lambda: matched(list(publishers) + [self.clock.pub])()
                         and self.node.outputs.matched(), timeout, 'discovery')
         self.clock.publish()
