@@ -24,6 +24,7 @@ import sys
 from geometry_msgs.msg import PoseStamped, Twist, TwistStamped
 from nav_msgs.msg import Odometry
 import numpy as np
+from orca_nav.ros import messages
 from orca_nav.sim.world import rows_scenario, Scanner, World as SimWorld
 from orca_nav.testing.rig import (command_values, matched, NodeRig, Probe,  # noqa: F401
                                   SimClock, spin_for, spin_until, stamp_of)
@@ -53,11 +54,6 @@ def seconds_of(stamp):
 def yaw_of(q):
     """Yaw [rad] of a geometry_msgs/Quaternion (rotation about z)."""
     return math.atan2(2.0 * (q.w * q.z + q.x * q.y), 1.0 - 2.0 * (q.y * q.y + q.z * q.z))
-
-
-def set_yaw(q, yaw):
-    """Write the quaternion of a rotation by ``yaw`` about z into ``q``."""
-    q.x, q.y, q.z, q.w = 0.0, 0.0, math.sin(0.5 * yaw), math.cos(0.5 * yaw)
 
 
 class WorldView:
@@ -145,18 +141,9 @@ class World(WorldView):
         ox, oy, oyaw = self.offsets[i]
         dx, dy = self.pose[i, 0] - ox, self.pose[i, 1] - oy
         c, s = math.cos(oyaw), math.sin(oyaw)
-        msg = Odometry()
-        msg.header.frame_id = f'{self.names[i]}/odom'
-        msg.child_frame_id = f'{self.names[i]}/base_link'
-        if stamp is not None:
-            msg.header.stamp = stamp
-        msg.pose.pose.position.x = c * dx + s * dy
-        msg.pose.pose.position.y = -s * dx + c * dy
-        set_yaw(msg.pose.pose.orientation, self.pose[i, 2] - oyaw)
-        vx, vy, wz = self.effective_command(i)
-        msg.twist.twist.linear.x, msg.twist.twist.linear.y = vx, vy
-        msg.twist.twist.angular.z = wz
-        return msg
+        return messages.make_odometry(c * dx + s * dy, -s * dx + c * dy, self.pose[i, 2] - oyaw,
+                                      self.effective_command(i), f'{self.names[i]}/odom',
+                                      f'{self.names[i]}/base_link', stamp)
 
     def publish_odometry(self, stamp=None):
         """Publish every robot's odometry."""
@@ -169,15 +156,9 @@ class World(WorldView):
 
     def scan(self, i, stamp=None):
         """Return robot i's sensor_msgs/LaserScan (sensor at its centre, frame <r>/base_link)."""
-        msg = LaserScan()
-        msg.header.frame_id = f'{self.names[i]}/base_link'
-        if stamp is not None:
-            msg.header.stamp = stamp
-        msg.angle_min, msg.angle_increment = -math.pi, 2.0 * math.pi / self.scan_beams
-        msg.angle_max = msg.angle_min + (self.scan_beams - 1) * msg.angle_increment
-        msg.range_min, msg.range_max = 0.05, self.scan_range
-        msg.ranges = [float(r) for r in self.scan_ranges(i)]
-        return msg
+        return messages.make_scan(self.scan_ranges(i), f'{self.names[i]}/base_link',
+                                  angle_increment=2.0 * math.pi / self.scan_beams,
+                                  range_max=self.scan_range, stamp=stamp)
 
     def publish_scans(self, stamp=None):
         """Publish every robot's scan (only when the world has walls)."""

@@ -50,10 +50,7 @@ class Rig(NodeRig):
     def tick(self):
         """Odometry of both robots at rest, one period on; wait for the tick's messages."""
         for i, r in enumerate(ROBOTS):
-            msg = Odometry()
-            msg.pose.pose.position.y = 2.0 * i
-            msg.pose.pose.orientation.w = 1.0
-            self.odom[r].publish(msg)
+            self.odom[r].publish(messages.make_odometry(0.0, 2.0 * i))
             self.spin_until(lambda i=i: self.node.odometry.waiting(i))  # the tick takes it
         published = self.node.outputs.commands_published
         self.cmd.clear()  # this tick's commands only

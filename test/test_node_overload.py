@@ -56,8 +56,7 @@ def test_an_overloaded_node_keeps_ticking_reports_it_and_commands_the_fresh_robo
     goal = probe.create_publisher(type(messages.make_goal(0, 0)), f'/{names[0]}/goal_pose', 10)
     try:
         spin_until(executor, matched([odom, goal]), what='discovery')
-        msg = Odometry()
-        msg.pose.pose.orientation.w = 1.0
+        msg = messages.make_odometry()
         end = time.monotonic() + 4.0
         sent_goal = False
         while time.monotonic() < end:
@@ -101,10 +100,7 @@ def _serialised_scan():
 
 
 def _serialised_odometry(x, y):
-    msg = Odometry()
-    msg.pose.pose.position.x, msg.pose.pose.position.y = x, y
-    msg.pose.pose.orientation.w = 1.0
-    return serialize_message(msg)
+    return serialize_message(messages.make_odometry(x, y))
 
 
 def _costly_scan_reading(node, reads):

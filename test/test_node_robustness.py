@@ -51,14 +51,7 @@ def r1_odometry_pose():
 
 def odometry(x, y, q, twist=(0.0, 0.0, 0.0)):
     """Return an Odometry message with position (x, y), quaternion q (x, y, z, w) and twist."""
-    msg = Odometry()
-    msg.header.frame_id = 'odom'
-    msg.pose.pose.position.x, msg.pose.pose.position.y = float(x), float(y)
-    o = msg.pose.pose.orientation
-    o.x, o.y, o.z, o.w = (float(v) for v in q)
-    t = msg.twist.twist
-    t.linear.x, t.linear.y, t.angular.z = (float(v) for v in twist)
-    return msg
+    return messages.make_odometry(x, y, twist=twist, frame_id='odom', quaternion=q)
 
 
 def clean_odometry(i):
@@ -380,11 +373,7 @@ def test_malformed_scan_flood_changes_no_command(rig):
     before = rig.fresh_stats()
 
     def scan(kind):
-        msg = LaserScan()
-        msg.header.frame_id = 'r0/laser'
-        msg.angle_min, msg.angle_increment = -math.pi, 2 * math.pi / 360
-        msg.range_min, msg.range_max = 0.05, 6.0
-        msg.ranges = [1.0] * 360
+        msg = messages.make_scan([1.0] * 360, 'r0/laser', range_max=6.0)
         if kind == 0:
             msg.angle_increment = 0.0
         elif kind == 1:

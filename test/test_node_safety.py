@@ -55,12 +55,8 @@ class Rig(NodeRig):
 
     def odom(self, robot, x, y, yaw=0.0, vx=0.0):
         """Publish one odometry message of robot and wait until the node has it."""
-        msg = Odometry()
-        msg.pose.pose.position.x, msg.pose.pose.position.y = float(x), float(y)
         q = messages.quaternion_from_yaw(yaw) if math.isfinite(yaw) else (0.0, 0.0, yaw, 1.0)
-        (msg.pose.pose.orientation.x, msg.pose.pose.orientation.y,
-         msg.pose.pose.orientation.z, msg.pose.pose.orientation.w) = q
-        msg.twist.twist.linear.x = float(vx)
+        msg = messages.make_odometry(x, y, twist=(vx, 0.0, 0.0), quaternion=q)
         i = self.robots.index(robot)
         self.odom_pubs[robot].publish(msg)
         self.spin_until(lambda: self.node.odometry.waiting(i))  # the next tick takes it
@@ -311,12 +307,7 @@ def test_stamped_commands_status_and_markers(rig_factory):
 
 def publish_odometry(rig, robot, x, y, q, twist=(0.0, 0.0, 0.0)):
     """Publish one Odometry with this quaternion (x, y, z, w) and wait until the node has it."""
-    msg = Odometry()
-    msg.pose.pose.position.x, msg.pose.pose.position.y = float(x), float(y)
-    o = msg.pose.pose.orientation
-    o.x, o.y, o.z, o.w = (float(v) for v in q)
-    t = msg.twist.twist
-    t.linear.x, t.linear.y, t.angular.z = (float(v) for v in twist)
+    msg = messages.make_odometry(x, y, twist=twist, quaternion=q)
     i = rig.robots.index(robot)
     rig.odom_pubs[robot].publish(msg)
     rig.spin_until(lambda: rig.node.odometry.waiting(i))

@@ -50,10 +50,7 @@ def test_signal_sends_zero_to_every_robot(context, sig, tmp_path):
         moving = False
         while time.monotonic() < deadline and not moving:
             for i, pub in enumerate(odom_pubs):
-                msg = Odometry()
-                msg.pose.pose.position.x = 3.0 * i
-                msg.pose.pose.orientation.w = 1.0
-                pub.publish(msg)
+                pub.publish(messages.make_odometry(3.0 * i))
                 goal_pubs[i].publish(messages.make_goal(3.0 * i, 5.0))
             rig.executor.spin_once(timeout_sec=0.05)
             moving = all(r in last and abs(last[r][0]) + abs(last[r][1]) > 0.1 for r in ROBOTS)

@@ -65,10 +65,7 @@ class CommandProbe(Probe):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             for i, pub in enumerate(self.odom):
-                msg = Odometry()
-                msg.pose.pose.position.x = 3.0 * i
-                msg.pose.pose.orientation.w = 1.0
-                pub.publish(msg)
+                pub.publish(messages.make_odometry(3.0 * i))
                 self.goals[i].publish(messages.make_goal(3.0 * i, 5.0))
             self.spin_for(0.05)
             if all(r in self.last and abs(self.last[r][0]) + abs(self.last[r][1]) > 0.1

@@ -74,30 +74,17 @@ class World(WorldView):
         ox, oy, oyaw = self.offsets[i]
         dx, dy = self.pose[i, 0] - ox, self.pose[i, 1] - oy
         c, s = math.cos(-oyaw), math.sin(-oyaw)
-        msg = Odometry()
-        msg.header.frame_id = f'{self.names[i]}/odom'
-        msg.child_frame_id = f'{self.names[i]}/base_link'
+        msg = messages.make_odometry(c * dx - s * dy, s * dx + c * dy, self.pose[i, 2] - oyaw,
+                                     self.cmd[i], f'{self.names[i]}/odom',
+                                     f'{self.names[i]}/base_link')
         msg.header.stamp.sec = int(self.t)
-        msg.pose.pose.position.x = c * dx - s * dy
-        msg.pose.pose.position.y = s * dx + c * dy
-        q = messages.quaternion_from_yaw(self.pose[i, 2] - oyaw)
-        (msg.pose.pose.orientation.x, msg.pose.pose.orientation.y,
-         msg.pose.pose.orientation.z, msg.pose.pose.orientation.w) = q
-        vx, vy, wz = self.cmd[i]
-        msg.twist.twist.linear.x = vx
-        msg.twist.twist.linear.y = vy
-        msg.twist.twist.angular.z = wz
         return msg
 
     def scan(self, i):
         """Return the laser scan of robot i (sensor at its centre): walls, robots, walkers."""
-        msg = LaserScan()
-        msg.header.frame_id = f'{self.names[i]}/base_link'
-        msg.angle_min, msg.angle_increment = -math.pi, 2.0 * math.pi / SCAN_BEAMS
-        msg.angle_max = msg.angle_min + (SCAN_BEAMS - 1) * msg.angle_increment
-        msg.range_min, msg.range_max = 0.05, SCAN_RANGE
-        msg.ranges = [float(r) for r in self.sim.scan_ranges(i)]
-        return msg
+        return messages.make_scan(self.sim.scan_ranges(i), f'{self.names[i]}/base_link',
+                                  angle_increment=2.0 * math.pi / SCAN_BEAMS,
+                                  range_max=SCAN_RANGE)
 
     def integrate(self, dt):
         """Advance every row by dt under the last commands, checking contact at substeps."""

@@ -11,9 +11,10 @@ import struct
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point, PoseStamped, PoseWithCovarianceStamped, Twist, TwistStamped
-from nav_msgs.msg import Path
+from nav_msgs.msg import Odometry, Path
 import numpy as np
 from orca_nav.core.grid import GridMap
+from sensor_msgs.msg import LaserScan
 from std_msgs.msg import ColorRGBA, String
 from visualization_msgs.msg import Marker, MarkerArray
 
@@ -226,6 +227,52 @@ def make_goal(x, y, yaw=0.0, frame_id='map', stamp=None):
     qx, qy, qz, qw = quaternion_from_yaw(float(yaw))
     msg.pose.orientation.x, msg.pose.orientation.y = qx, qy
     msg.pose.orientation.z, msg.pose.orientation.w = qz, qw
+    return msg
+
+
+def make_odometry(x=0.0, y=0.0, yaw=0.0, twist=(0.0, 0.0, 0.0), frame_id='',
+                  child_frame_id='', stamp=None, quaternion=None):
+    """
+    ``nav_msgs/Odometry`` at (x, y) heading yaw, body twist (vx, vy, wz) (tests, scripts).
+
+    quaternion : (x, y, z, w) written as given instead of yaw's (e.g. a bad one, for tests).
+    """
+    msg = Odometry()
+    msg.header.frame_id = frame_id
+    msg.child_frame_id = child_frame_id
+    if stamp is not None:
+        msg.header.stamp = stamp
+    msg.pose.pose.position.x = float(x)
+    msg.pose.pose.position.y = float(y)
+    q = quaternion_from_yaw(float(yaw)) if quaternion is None else quaternion
+    o = msg.pose.pose.orientation
+    o.x, o.y, o.z, o.w = (float(v) for v in q)
+    t = msg.twist.twist
+    t.linear.x, t.linear.y, t.angular.z = (float(v) for v in twist)
+    return msg
+
+
+def make_scan(ranges, frame_id='', angle_min=-math.pi, angle_increment=None, range_min=0.05,
+              range_max=10.0, stamp=None):
+    """
+    ``sensor_msgs/LaserScan`` of these ranges [m] (tests, scripts).
+
+    angle_increment None: the beams cover the full turn (2 pi / len(ranges)); angle_max is
+    the last beam's angle.
+    """
+    msg = LaserScan()
+    msg.header.frame_id = frame_id
+    if stamp is not None:
+        msg.header.stamp = stamp
+    ranges = [float(r) for r in ranges]
+    if angle_increment is None:
+        angle_increment = 2.0 * math.pi / max(len(ranges), 1)
+    msg.angle_min = float(angle_min)
+    msg.angle_increment = float(angle_increment)
+    msg.angle_max = msg.angle_min + (len(ranges) - 1) * msg.angle_increment
+    msg.range_min = float(range_min)
+    msg.range_max = float(range_max)
+    msg.ranges = ranges
     return msg
 
 
