@@ -1,10 +1,11 @@
 """
 Overload, with real rclpy: a node asked for more than it can do says so and stops no one wrongly.
 
-300 robots at a rate of 200 Hz: one tick (300 commands published) takes longer than the 5 ms
-period, in real time. The node keeps ticking, reports ``overloaded`` in ``~/tick_stats`` and a
-WARN on ``/diagnostics``, and still commands the robot whose odometry is fresh toward its goal;
-the robots without odometry get zero commands.
+300 robots at a rate of 200 Hz, every step made to cost two periods more (a sleep injected, so
+on every machine alike): one tick takes longer than the 5 ms period. The node keeps ticking,
+reports ``overloaded`` in ``~/tick_stats`` and a WARN on ``/diagnostics``, and still commands
+the robot whose odometry is fresh toward its goal; the robots without odometry get zero
+commands. No rate is asserted: the test waits for 40 ticks, however long they take.
 
 A scan flood: reading every robot's scan is made to cost twice the period (a cost injected per
 scan read, so on every machine alike); the node reads them in turns and recovers after it.
@@ -34,6 +35,7 @@ from std_msgs.msg import String
 DOMAIN_ID = 57
 N = 300
 RATE = 200.0  # [Hz] a period of 5 ms: less than a tick of 300 robots takes
+TICK_COST = 2.0 / RATE  # [s] injected into every step: a tick costs three periods at least
 
 
 def test_an_overloaded_node_keeps_ticking_reports_it_and_commands_the_fresh_robot(context):
@@ -54,20 +56,31 @@ def test_an_overloaded_node_keeps_ticking_reports_it_and_commands_the_fresh_robo
                                   lambda m, r=r: commands.__setitem__(r, m), 10)
     odom = probe.create_publisher(Odometry, f'/{names[0]}/odom', 10)
     goal = probe.create_publisher(type(messages.make_goal(0, 0)), f'/{names[0]}/goal_pose', 10)
+    # The overload is made, not hoped for: every controller step costs two periods more (a
+    # sleep injected into the node's step), on any machine.
+    step = node.controller.step
+
+    def costly_step(*args):
+        time.sleep(TICK_COST)
+        return step(*args)
+
+    node.controller.step = costly_step
     try:
         spin_until(executor, matched([odom, goal]), what='discovery')
         msg = messages.make_odometry()
-        end = time.monotonic() + 4.0
         sent_goal = False
-        while time.monotonic() < end:
+
+        def feed():
+            nonlocal sent_goal
             odom.publish(msg)  # fresh odometry of r000 all along
             if not sent_goal and node.odometry.count(0):
                 goal.publish(messages.make_goal(5.0, 0.0))
                 sent_goal = True
-            executor.spin_once(timeout_sec=0.005)
-        overloaded = [s for s in stats if s.get('overloaded')]
-        assert overloaded, f'never reported overloaded: {stats[-1:]}'
-        assert node.monitor.ticks >= 40  # it kept ticking: at least 10 Hz over the 4 s
+            # It kept ticking while overloaded, and reported it at least twice.
+            return node.monitor.ticks >= 40 and sum(bool(s.get('overloaded')) for s in stats) >= 2
+
+        spin_until(executor, feed, timeout=120.0, what='40 overloaded ticks')
+        assert sent_goal
         warn = [d.status[0] for d in diagnostics if d.status[0].level == DiagnosticStatus.WARN]
         assert warn and warn[-1].message.startswith('overloaded')
         # The robot with fresh odometry drives to its goal; one without odometry stands.
