@@ -114,7 +114,7 @@ def test_drifting_odometry_is_placed_by_the_localisation_pose():
     assert plain_errors[-1] > 2.0  # odometry alone: 10 s of drift
     print(f'placement error: localised max {max(errors[10:]):.3f} m, odometry alone '
           f'{plain_errors[-1]:.3f} m after 10 s')
-    assert not ctrl.localisation._stale[0]
+    assert not ctrl.localisation.stale(0)
 
 
 def test_stale_pose_keeps_the_last_correction_and_warns_once():

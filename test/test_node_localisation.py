@@ -70,7 +70,7 @@ def run(context, drift=0.0, sigma=0.02, localised=True, bad_pose_at=None, max_ti
                            and (not (sent_pose and localised) or node.poses.waiting(1)))
             # The clock to world.t + dt: a tick, and its command received.
             rig.tick(lambda: world.cmd_count[0] == node.outputs.commands_published)
-            placed = node._result.positions[1]
+            placed = node.last_result.positions[1]
             err = float(np.hypot(*(placed - world.pose[1, :2])))
             facts.setdefault('errors', []).append(round(err, 3))
             facts['placement_error'] = max(facts['placement_error'], err)

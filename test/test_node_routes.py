@@ -104,9 +104,7 @@ class Rig(NodeRig):
 
     def planner_idle(self):
         """Whether the node's planning worker has finished the map and the plans asked for."""
-        nav = self.node.controller.navigator
-        return ((nav._pending_map is None or nav._pending_map[2].done())
-                and all(job.done() for job in nav._jobs))
+        return self.node.controller.navigator.idle()
 
     def step_until(self, predicate, max_time=20.0):
         """Step until predicate() holds (plans arrive at ticks); fail after max_time [s sim]."""

@@ -25,7 +25,7 @@ def make_planner(request):
     """Return a function (grid, clearance) -> RoutePlanner in the parametrised mode."""
     def make(grid, clearance=CLEARANCE):
         planner = RoutePlanner(grid, clearance, **MODES[request.param])
-        assert (planner._blocks is not None) == (request.param == 'blocks')
+        assert planner.coarse == (request.param == 'blocks')
         return planner
     return make
 
@@ -345,7 +345,7 @@ def test_large_map_uses_the_block_graph_and_finds_the_same_route_length():
     grid = grid_of(occupancy)
     big = RoutePlanner(grid, CLEARANCE, max_fine_cells=10_000)
     small = RoutePlanner(grid, CLEARANCE, max_fine_cells=10 ** 9)
-    assert big._blocks is not None and small._blocks is None
+    assert big.coarse and not small.coarse
     start, goal = centre(10, 10), centre(290, 10)
     coarse, fine = big.plan(start, goal), small.plan(start, goal)
     assert_keeps_clearance(grid, coarse.points)

@@ -58,6 +58,10 @@ class Localisation:
         self._stale = np.zeros(n, bool)     # warned that the pose went stale
         self.refused_late = np.zeros(n, np.int64)  # poses older than pose_timeout on arrival
 
+    def stale(self, i: int) -> bool:
+        """Tell whether robot i's pose went out of date, which was warned about once."""
+        return bool(self._stale[i])
+
     def update(self, inputs, config, now: float, warnings: list) -> np.ndarray:
         """
         Take the new localisation poses of ``inputs``; return (N, 3) global <- odom frames.

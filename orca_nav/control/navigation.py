@@ -102,6 +102,11 @@ class Navigator:
 
     # --- inputs ----------------------------------------------------------------------------
 
+    def idle(self) -> bool:
+        """Whether the planning worker has finished the map and every plan asked for."""
+        return ((self._pending_map is None or self._pending_map[2].done())
+                and all(job.done() for job in self._jobs))
+
     def set_map(self, grid) -> None:
         """Use a new map (GridMap) once its walls and inflation are ready; re-plan every route."""
         self.maps_received += 1

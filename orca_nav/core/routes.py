@@ -599,6 +599,11 @@ class RoutePlanner:
         self._search = CostToGo(self.costs, resolution, cache_size, self._blocks)
 
     @property
+    def coarse(self) -> bool:
+        """Whether the planner searches a block graph first (a large map), not cells alone."""
+        return self._blocks is not None
+
+    @property
     def cost_to_go_computed(self) -> int:
         """Cost-to-go fields computed so far (``CostToGo.computed``)."""
         return self._search.computed

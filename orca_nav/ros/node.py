@@ -267,6 +267,11 @@ class OrcaNavNode(Node):
         if self.settings.params.publish_markers and self._result is not None:
             self.outputs.markers(self._result, self.controller, self.settings.fleet.radius)
 
+    @property
+    def last_result(self):
+        """Return the controller's StepResult of the last tick (None before the first)."""
+        return self._result
+
     def tick_stats(self):
         """Tick statistics: counts, missed periods and tick duration percentiles [ms]."""
         return self.report.counts()
