@@ -223,9 +223,8 @@ SWITCH_COST = 1.0
 # turns to go round must not lose to one that stands.
 PROGRESS_TIME = 1.5
 # [m/s] A walker's predicted place grows this uncertain per second ahead (people turn): the
-# first contact of a roll-out is judged at the reach plus this times the time ahead. CrowdNav++,
-# differential, 250 scenarios: collisions 0.048 -> 0.036, rand 0.080 -> 0.044, timeouts
-# 0.004 -> 0.016, rand 0.008 -> 0.072 (0.05 m/s: 0.032 and 0.084; 0.2 m/s: rand timeouts 0.2).
+# first contact of a roll-out is judged at the reach plus this times the time ahead. What it
+# trades (collisions against timeouts on CrowdNav++, and the values tried): docs/core.md.
 PREDICTION_GROWTH = 0.1
 # The roll-out up to cap is judged in at most this many segments (the first is one step):
 # chords of the arcs, each against the neighbours' straight paths, exactly.

@@ -808,8 +808,8 @@ def _progresses(vx, vy, pref_x, pref_y):
 # Margins (``solve_all``'s soft mode) are given up in these steps before an agent is left
 # without a velocity that keeps every half-plane: full, half, a quarter. A quarter stays: it
 # absorbs a step of prediction error (a walker turning, a command in effect earlier than
-# planned). 500 crowd episodes (5 walkers, 0.25 s steps): 0.0 as the last step 15 contacts,
-# 0.25: 5 (docs/crowds.md); the escape beyond judges contact on the true discs.
+# planned); the escape beyond judges contact on the true discs. The crowd runs that chose
+# these steps: docs/core.md, "Margins that yield".
 MARGIN_SCALES = (1.0, 0.5, 0.25)
 
 
