@@ -291,6 +291,8 @@ class FleetController:
         cmd = self.commands.command(cfg, velocities[:c], obs.ahead_yaw[:c], obs.active[:c],
                                     warnings, previous)
         self.observer.commanded(now, cmd, cfg.command_delay)
+        # Travel asked of each robot: one that does not move when commanded gives no way.
+        self.navigator.progress.commanded(now, np.hypot(cmd[:, 0], cmd[:, 1]))
         states = self._states(inputs, obs, steering, velocities, now, warnings)
         return StepResult(commands=cmd, states=states, distance=steering.distance,
                           positions=obs.pos, velocities=velocities, known=obs.known,

@@ -12,7 +12,11 @@ Progress of robots toward their goals: stuck robots, and jams broken by giving w
   came, toward a point YIELD_BACK behind it, and the other can pass. A reciprocal deadlock in
   a passage too narrow for two, or at a corner, then resolves; the lowest row never gives
   way. A jammed robot with no other robot near is held by a wall: the Navigator plans it
-  again from where it stands.
+  again from where it stands. A robot that does not move when commanded (``commanded``:
+  asked to go JAM_PROGRESS or more, it moved less than UNMOVED: an e-stop, wheels off the
+  ground, an unpowered base) is not jammed by the others: it neither gives way nor is given
+  way to (backing away would not move it either) until it moves again; it stays commanded
+  toward its carrot and ``stalled`` reports it stuck.
 """
 
 import math
@@ -27,6 +31,9 @@ JAM_TIME = 3.0
 JAM_DISTANCE = 2.0
 YIELD_TIME = 3.0
 YIELD_BACK = 1.0
+# [m] a robot asked to travel JAM_PROGRESS or more since its jam check started that moved
+# less than this does not respond to its commands.
+UNMOVED = 0.05
 
 
 class Check:
@@ -56,6 +63,11 @@ class Progress:
         self.goal = Check(c)                 # progress toward the goal (stuck)
         self.jam = Check(c)                  # progress while near others (jams)
         self.yield_until = np.full(c, -math.inf)  # [s] standing aside until then
+        self.asked = np.zeros(c)             # [m] commanded travel since the jam check began
+        self.jam_pos = np.zeros((c, 2))      # [m] where each was when its jam check began
+        self.unresponsive = np.zeros(c, bool)  # does not move when commanded (module doc)
+        self.held_at = np.zeros((c, 2))      # [m] where an unresponsive robot stands
+        self._speed, self._speed_time = np.zeros(c), None  # the last commands' speeds [m/s]
 
     def forget(self, i):
         """Robot i has a new goal: nothing counted yet."""
@@ -88,6 +100,27 @@ class Progress:
         check.time[late] = now
         return examined & self.stuck, late
 
+    def commanded(self, now, speed):
+        """Count the travel asked of each robot: ``speed`` (C,) [m/s] was commanded at ``now``."""
+        if self._speed_time is not None and now > self._speed_time:
+            self.asked += self._speed * (now - self._speed_time)
+        self._speed, self._speed_time = np.asarray(speed, float), now
+
+    def _restart_jam(self, mask, now, remaining, pos):
+        """Start the jam check of the robots in ``mask`` again: from here, nothing asked."""
+        self.jam.restart(mask, now, remaining)
+        self.asked[mask] = 0.0
+        self.jam_pos[mask] = pos[mask]
+
+    def _unresponsive(self, pos):
+        """Update and return which robots do not move when commanded (C,) bool."""
+        moved = np.hypot(*(pos - self.jam_pos).T)
+        found = (self.asked >= JAM_PROGRESS) & (moved < UNMOVED) & ~self.unresponsive
+        self.held_at[found] = pos[found]
+        self.unresponsive |= found
+        self.unresponsive &= np.hypot(*(pos - self.held_at).T) < UNMOVED  # it moves again
+        return self.unresponsive
+
     def give_way(self, now, pos, target, remaining, moving, replannable):
         """
         Break jams: of robots that block each other, all but the first stand aside a while.
@@ -96,10 +129,14 @@ class Progress:
         remaining (C,) [m]; moving (C,) bool: the robots examined; replannable (C,) bool:
         robots on a planned route. Returns (C,) bool: robots held by a wall, to plan again.
         """
+        unresponsive = self._unresponsive(pos)
+        self.yield_until[unresponsive] = -math.inf  # it could not back away either
         yielding = now < self.yield_until
         reset = ~moving | yielding | self.jam.progressed(now, remaining, JAM_PROGRESS)
-        self.jam.restart(reset, now, remaining)
-        rows = np.flatnonzero(~reset & (now - self.jam.time >= JAM_TIME))
+        # A yield counts what it asks: a robot that does not back away is found out.
+        self.jam.restart(reset & yielding, now, remaining)
+        self._restart_jam(reset & ~yielding, now, remaining, pos)
+        rows = np.flatnonzero(~reset & ~unresponsive & (now - self.jam.time >= JAM_TIME))
         held = np.zeros(len(moving), bool)
         if len(rows):
             near = np.hypot(*(pos[rows, None] - pos[None, rows]).transpose(2, 0, 1))
@@ -111,7 +148,9 @@ class Progress:
             alone = (alone <= JAM_DISTANCE).sum(axis=1) == 1
             held[rows[~gives & alone]] = True
             held &= replannable
-            self.jam.restart(rows[gives | (alone & replannable[rows])], now, remaining)
+            again = np.zeros(len(moving), bool)
+            again[rows[gives | (alone & replannable[rows])]] = True
+            self._restart_jam(again, now, remaining, pos)
         back = moving & (now < self.yield_until)
         if back.any():
             # Back away from where it was heading: the way it came, clear of the others.
