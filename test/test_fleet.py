@@ -55,8 +55,10 @@ def test_decentralised_layout_is_one_node_per_robot_observing_the_others():
     plans = fleet.plan_nodes('decentralised', 'a,b,c', params_file=str(CONFIG))
     assert [(p.namespace, p.robots, p.observed_robots) for p in plans] == [
         ('a', ['a'], ['b', 'c']), ('b', ['b'], ['a', 'c']), ('c', ['c'], ['a', 'b'])]
+    # In /a, the robots' topics are the fleet's (the root): an absolute robots_namespace.
     assert plans[0].parameters == [str(CONFIG), {'robots': ['a'], 'observed_robots': ['b', 'c'],
-                                                 'observed_reciprocate': True}]
+                                                 'observed_reciprocate': True,
+                                                 'robots_namespace': '/'}]
 
 
 def test_robots_default_to_the_params_file():
@@ -257,15 +259,16 @@ def test_launch_arguments_are_parsed_strictly():
     assert p.parameters == [str(CONFIG), {'use_sim_time': True,
                                           'robots': ['robot1', 'robot2']}]
     assert p.arguments == ['--ros-args', '--log-level', 'info'] and p.namespace == ''
-    for bad in ('maybe', 'tru', ''):
+    for bad in ('maybe', 'tru'):  # '' or 'default': not given
         with pytest.raises(fleet.FleetError, match='use_sim_time must be true or false'):
             fleet.plan_launch({'robots': 'r1', 'use_sim_time': bad})
     (p,) = fleet.plan_launch({'robots': 'r1', 'namespace': '/fleet_a', 'use_sim_time': 'False',
                               'cmd_vel_topic': 'cmd_vel_nav', 'cmd_vel_stamped': 'true',
                               'log_level': 'DEBUG'})
+    # The robots' topics are relative to the node's namespace (fleet_a/r1/cmd_vel_nav).
     assert p.namespace == 'fleet_a' and p.parameters == [{
         'use_sim_time': False, 'cmd_vel_topic': 'cmd_vel_nav', 'cmd_vel_stamped': True,
-        'robots': ['r1'], 'robots_namespace': 'fleet_a'}]
+        'robots': ['r1']}]
     assert p.arguments[-1] == 'debug'
     # Nav2's chain: the pose from AMCL, the route from the planner server; none = off.
     (p,) = fleet.plan_launch({'robots': 'r1', 'pose_topic': 'amcl_pose', 'plan_topic': 'plan'})
@@ -276,10 +279,16 @@ def test_launch_arguments_are_parsed_strictly():
     plans = fleet.plan_launch({'robots': 'r1,r2', 'namespace': 'fleet_a',
                                'layout': 'decentralised'})
     assert [(q.namespace, q.parameters[-1]['robots_namespace']) for q in plans] == [
-        ('fleet_a/r1', 'fleet_a'), ('fleet_a/r2', 'fleet_a')]
+        ('fleet_a/r1', '/fleet_a'), ('fleet_a/r2', '/fleet_a')]
+    # Inside an including file's PushROSNamespace('site'): its fleet's topics, absolute.
+    plans = fleet.plan_launch({'robots': 'r1,r2', 'namespace': 'fleet_a',
+                               'layout': 'decentralised'}, base_namespace='/site')
+    assert [(q.namespace, q.parameters[-1]['robots_namespace']) for q in plans] == [
+        ('fleet_a/r1', '/site/fleet_a'), ('fleet_a/r2', '/site/fleet_a')]
+    # use_sim_time not given: the params file's, or an including file's SetParameter.
     assert fleet.plan_launch({'robots': 'r1', 'params_file': 'none'},
                              default_params_file=str(CONFIG))[0].parameters == [
-        {'use_sim_time': False, 'robots': ['r1']}]
+        {'robots': ['r1']}]
     assert fleet.plan_launch({'robots': 'r1', 'params_file': 'default'},
                              default_params_file=str(CONFIG))[0].parameters[0] == str(CONFIG)
     for args, message in (({'robots': 'r1', 'log_level': 'loud'}, 'log_level must be'),
@@ -377,8 +386,8 @@ def test_nodes_splits_the_central_layout_into_contiguous_shares_that_observe_the
     for p in plans:
         assert p.observed_robots == [r for r in fleet_names if r not in p.robots]
         assert p.parameters == [str(CONFIG), {
-            'use_sim_time': False, 'robots': p.robots, 'robots_namespace': 'fl',
-            'observed_reciprocate': True, 'observed_robots': p.observed_robots}]
+            'robots': p.robots, 'observed_reciprocate': True,
+            'observed_robots': p.observed_robots}]
         settings = P.resolve(_effective(p))
         assert settings.n_controlled == len(p.robots)
         assert settings.names == tuple(p.robots + p.observed_robots)
