@@ -32,7 +32,7 @@ from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import (DeclareLaunchArgument, GroupAction, IncludeLaunchDescription,
                             OpaqueFunction)
-from launch.utilities import perform_substitutions
+from launch.utilities import normalize_to_list_of_substitutions, perform_substitutions
 from launch_ros.actions import Node
 from orca_nav.ros.fleet import LAYOUTS, node_failure, plan_launch
 from orca_nav.ros.launch_args import launch_arguments
@@ -67,7 +67,8 @@ def _given_arguments():
     while frame is not None:
         include, context = frame.f_locals.get('self'), frame.f_locals.get('context')
         if isinstance(include, IncludeLaunchDescription) and context is not None:
-            return [perform_substitutions(context, name) for name, _ in include.launch_arguments]
+            return [perform_substitutions(context, normalize_to_list_of_substitutions(name))
+                    for name, _ in include.launch_arguments]
         frame = frame.f_back
     return None
 

@@ -97,7 +97,8 @@ def stand_ins(monkeypatch):
                            'IncludeLaunchDescription': IncludeLaunchDescription,
                            'Shutdown': type('Shutdown', (_Action,), {})},
         'launch.substitutions': {'LaunchConfiguration': LaunchConfiguration},
-        'launch.utilities': {'perform_substitutions': lambda context, text: ''.join(text)},
+        'launch.utilities': {'perform_substitutions': lambda context, text: ''.join(text),
+                             'normalize_to_list_of_substitutions': lambda text: [text]},
         'launch.launch_description_sources': {
             'PythonLaunchDescriptionSource': PythonLaunchDescriptionSource},
         'launch_ros': {},

@@ -138,7 +138,7 @@ def check_sections_reach(path, node_name, full_names):
 
 
 def _fleet_names(full_names):
-    """The nodes of a launch for a message: '/orca_nav' or '/r1/orca_nav .. /r8/orca_nav'."""
+    """Name the nodes of a launch in a message: '/orca_nav' or '/r1/orca_nav .. /r8/orca_nav'."""
     return full_names[0] + (f' .. {full_names[-1]}' if len(full_names) > 1 else '')
 
 
@@ -183,8 +183,9 @@ def reach_in_namespace(path, node_names, namespace):
     Return ``path``, or a copy in which the bare ``<node>:`` sections reach the nodes anywhere.
 
     ``node_names``: the nodes' own names (orca_nav, or orca_nav_0 ..); ``namespace``: where
-    they run (final; '' = the root: nothing to do, '*' = each in its own). ROS 2 reads a section ``orca_nav:`` as ``/orca_nav``: it does not
-    reach ``/fleet/orca_nav`` (measured) and the node would start with the defaults. As
+    they run (final; '' = the root: nothing to do, '*' = each in its own). ROS 2 reads a
+    section ``orca_nav:`` as ``/orca_nav``: it does not reach ``/fleet/orca_nav``
+    (measured) and the node would start with the defaults. As
     Nav2's bringup rewrites its params file into the namespace (RewrittenYaml's root_key),
     the copy (a temporary file, as launch_ros's own) has ``/**/<node>:`` instead (the file is
     given to the node's own process only).

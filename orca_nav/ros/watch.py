@@ -86,9 +86,12 @@ def watch_parent(name, period=WATCH_PERIOD):
     def watch():
         while not parent_gone(parent):
             time.sleep(period)
-        print(f'{name}: the process that started it (pid {parent}) is gone: exiting',
-              file=sys.stderr, flush=True)
         os.kill(os.getpid(), signal.SIGTERM)
+        try:  # the launch that read this process's output may have gone with its pipe
+            print(f'{name}: the process that started it (pid {parent}) is gone: exiting',
+                  file=sys.stderr, flush=True)
+        except OSError:
+            pass
 
     thread = threading.Thread(target=watch, name=f'{name} parent watch', daemon=True)
     thread.start()
