@@ -169,8 +169,8 @@ def drive_one_robot(probe, ns, sim_time):
 @pytest.mark.slow
 @pytest.mark.parametrize('group', [False, True], ids=['include', 'group'])
 @pytest.mark.parametrize('fleet', [False, True], ids=['root', 'fleet_sim_time'])
-def test_a_bringup_with_its_own_arguments_includes_orca_nav(launches, probe, tmp_path, group,
-                                                             fleet):
+def test_a_bringup_with_its_own_arguments_includes_orca_nav(
+        launches, probe, tmp_path, group, fleet):
     """
     world:= and robot:= are the bringup's: they were refused ("unknown launch arguments").
 
