@@ -57,8 +57,10 @@ def package_prefix(folder):
     lib.mkdir(parents=True, exist_ok=True)
     for name, module in EXECUTABLES.items():
         script = lib / name
+        # As setuptools' console scripts: the guard keeps multiprocessing's forkserver (the
+        # node's planning worker) from running main() again when it imports __main__.
         script.write_text(f'#!{sys.executable}\nimport sys\nfrom {module} import main\n'
-                          'sys.exit(main())\n')
+                          "if __name__ == '__main__':\n    sys.exit(main())\n")
         script.chmod(0o755)
     return prefix
 
