@@ -31,7 +31,7 @@ NO_KERNELS = ('test_flake8.py', 'test_pep257.py', 'test_docs.py', 'test_domains.
 # worker, while the other workers run the lock-stepped and pure tests.
 REAL_TIME = ('test_demo.py', 'test_node_overload.py', 'test_node_signals.py',
              'test_node_shutdown.py', 'test_launch_sim_demo.py', 'test_node_robustness.py',
-             'test_node_split.py', 'test_sim_node.py')
+             'test_node_split.py', 'test_sim_node.py', 'test_launch_include.py')
 # Two halves of orca_nav.core.warmup side by side (about 20 s each, cold, here).
 WARMUPS = ('_solver.warmup()', '_scan.warmup(); _tracking.warmup()')
 # Where the compiling processes leave their exit codes (a folder; inherited by the workers).
