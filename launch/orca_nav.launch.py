@@ -25,17 +25,15 @@ the params file's bare ``orca_nav:`` section), and a SetParameter(use_sim_time=T
 the nodes unless use_sim_time:= is given.
 """
 
-import inspect
 import os
 
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
-from launch.actions import (DeclareLaunchArgument, GroupAction, IncludeLaunchDescription,
-                            OpaqueFunction)
-from launch.utilities import normalize_to_list_of_substitutions, perform_substitutions
+from launch.actions import DeclareLaunchArgument, GroupAction, OpaqueFunction
 from launch_ros.actions import Node
 from orca_nav.ros.fleet import LAYOUTS, node_failure, plan_launch
 from orca_nav.ros.launch_args import launch_arguments
+from orca_nav.ros.launch_include import given_arguments
 try:
     from launch_ros.actions import PushROSNamespace
 except ImportError:  # Humble and Iron spell it PushRosNamespace
@@ -52,27 +50,6 @@ def _on_node_exit(event, context):
 
 def _default_params_file():
     return os.path.join(get_package_share_directory('orca_nav'), 'config', 'orca_nav.yaml')
-
-
-def _given_arguments():
-    """
-    Return the names of the launch_arguments given to this file, or None (not included).
-
-    ``ros2 launch`` includes the file it runs with the command line's name:=value, a user's
-    bringup with its own launch_arguments; launch loads the file while that
-    IncludeLaunchDescription executes, before it sets them: the innermost one running now.
-    The configurations of the including files are theirs, not this file's arguments.
-    """
-    frame = inspect.currentframe()
-    while frame is not None:
-        if frame.f_code.co_name == 'try_get_launch_description_without_context':
-            return None  # looked at (the arguments an including file declares), not included
-        include, context = frame.f_locals.get('self'), frame.f_locals.get('context')
-        if isinstance(include, IncludeLaunchDescription) and context is not None:
-            return [perform_substitutions(context, normalize_to_list_of_substitutions(name))
-                    for name, _ in include.launch_arguments]
-        frame = frame.f_back
-    return None
 
 
 def _nodes(context, layout=None, launch_file='orca_nav.launch.py', given=None):
@@ -110,7 +87,7 @@ def launch_description(layout=None, launch_file='orca_nav.launch.py'):
             description=description, **extra))
     return LaunchDescription(declared + [OpaqueFunction(
         function=_nodes, kwargs={'layout': layout, 'launch_file': launch_file,
-                                 'given': _given_arguments()})])
+                                 'given': given_arguments()})])
 
 
 def generate_launch_description():
