@@ -449,7 +449,8 @@ def test_a_robot_that_does_not_move_is_never_driven_backwards_and_reports_stuck(
 
     The jam's give-way drove one of them at -0.49 m/s for 3 s every 6 s (backing away from a
     robot that did not move either); a robot that does not move when commanded gives no way:
-    no command below -0.1 m/s, and both report stuck after progress_timeout (10 s).
+    no command below -0.1 m/s nor faster than 0.1 m/s once found out, and both report stuck
+    after progress_timeout (10 s).
     """
     rig = rig_factory(['r1', 'r2'])
     starts = {'r1': (0.0, 0.0), 'r2': (0.0, 1.0)}
@@ -468,8 +469,11 @@ def test_a_robot_that_does_not_move_is_never_driven_backwards_and_reports_stuck(
     for _ in range(150):  # 15 s: past JAM_TIME + YIELD_TIME twice, and progress_timeout
         for r, (x, y) in starts.items():
             rig.odom(r, x, y)
-        for r, cmd in rig.tick().items():
+        cmds = rig.tick()
+        for r, cmd in cmds.items():
             slowest[r] = min(slowest[r], cmd[0])
     assert min(slowest.values()) >= -0.1, slowest
+    # Gently: were its brakes released, it would not leap forward at full speed either.
+    assert all(speed(cmd) <= 0.1 + 1e-6 for cmd in cmds.values()), cmds
     rig.spin_until(lambda: all(status.get(r, {}).get('state') == 'stuck' for r in starts),
                    what=f'both robots stuck (status {status})')

@@ -15,8 +15,9 @@ Progress of robots toward their goals: stuck robots, and jams broken by giving w
   again from where it stands. A robot that does not move when commanded (``commanded``:
   asked to go JAM_PROGRESS or more, it moved less than UNMOVED: an e-stop, wheels off the
   ground, an unpowered base) is not jammed by the others: it neither gives way nor is given
-  way to (backing away would not move it either) until it moves again; it stays commanded
-  toward its carrot and ``stalled`` reports it stuck.
+  way to (backing away would not move it either) until it moves again; it is commanded
+  toward its carrot at UNRESPONSIVE_SPEED at most (``gentle``: when it moves again, it starts
+  gently) and ``stalled`` reports it stuck.
 """
 
 import math
@@ -31,9 +32,12 @@ JAM_TIME = 3.0
 JAM_DISTANCE = 2.0
 YIELD_TIME = 3.0
 YIELD_BACK = 1.0
-# [m] a robot asked to travel JAM_PROGRESS or more since its jam check started that moved
-# less than this does not respond to its commands.
+# [m] a robot asked to travel JAM_PROGRESS or more (its commanded velocities summed up since
+# it was last judged: a jitter adds up to nothing) that moved less than this meanwhile does
+# not respond to its commands.
 UNMOVED = 0.05
+# [m/s] the fastest command of a robot that does not move when commanded.
+UNRESPONSIVE_SPEED = 0.1
 
 
 class Check:
@@ -63,11 +67,11 @@ class Progress:
         self.goal = Check(c)                 # progress toward the goal (stuck)
         self.jam = Check(c)                  # progress while near others (jams)
         self.yield_until = np.full(c, -math.inf)  # [s] standing aside until then
-        self.asked = np.zeros(c)             # [m] commanded travel since the jam check began
-        self.jam_pos = np.zeros((c, 2))      # [m] where each was when its jam check began
+        self.asked = np.zeros((c, 2))        # [m] commanded travel since last judged
+        self.asked_at = np.zeros((c, 2))     # [m] where each was then
         self.unresponsive = np.zeros(c, bool)  # does not move when commanded (module doc)
         self.held_at = np.zeros((c, 2))      # [m] where an unresponsive robot stands
-        self._speed, self._speed_time = np.zeros(c), None  # the last commands' speeds [m/s]
+        self._velocity, self._velocity_time = np.zeros((c, 2)), None  # the last commands
 
     def forget(self, i):
         """Robot i has a new goal: nothing counted yet."""
@@ -100,26 +104,37 @@ class Progress:
         check.time[late] = now
         return examined & self.stuck, late
 
-    def commanded(self, now, speed):
-        """Count the travel asked of each robot: ``speed`` (C,) [m/s] was commanded at ``now``."""
-        if self._speed_time is not None and now > self._speed_time:
-            self.asked += self._speed * (now - self._speed_time)
-        self._speed, self._speed_time = np.asarray(speed, float), now
+    def commanded(self, now, velocity):
+        """Count the travel asked: ``velocity`` (C, 2) [m/s] (global frame) commanded at ``now``."""
+        if self._velocity_time is not None and now > self._velocity_time:
+            self.asked += self._velocity * (now - self._velocity_time)
+        self._velocity, self._velocity_time = np.array(velocity, float), now
 
-    def _restart_jam(self, mask, now, remaining, pos):
-        """Start the jam check of the robots in ``mask`` again: from here, nothing asked."""
-        self.jam.restart(mask, now, remaining)
-        self.asked[mask] = 0.0
-        self.jam_pos[mask] = pos[mask]
+    def _unresponsive(self, pos, examined):
+        """
+        Update and return which robots do not move when commanded (C,) bool.
 
-    def _unresponsive(self, pos):
-        """Update and return which robots do not move when commanded (C,) bool."""
-        moved = np.hypot(*(pos - self.jam_pos).T)
-        found = (self.asked >= JAM_PROGRESS) & (moved < UNMOVED) & ~self.unresponsive
+        Each ``examined`` robot is judged once it was asked to travel JAM_PROGRESS, then
+        counted again from where it is; the others are counted from where they are.
+        """
+        judged = examined & (np.hypot(*self.asked.T) >= JAM_PROGRESS)
+        found = judged & (np.hypot(*(pos - self.asked_at).T) < UNMOVED) & ~self.unresponsive
         self.held_at[found] = pos[found]
         self.unresponsive |= found
         self.unresponsive &= np.hypot(*(pos - self.held_at).T) < UNMOVED  # it moves again
+        again = judged | ~examined
+        self.asked[again] = 0.0
+        self.asked_at[again] = pos[again]
         return self.unresponsive
+
+    def gentle(self, velocities):
+        """Slow the velocities (C, 2) [m/s] of unresponsive robots to UNRESPONSIVE_SPEED, in place."""
+        held = self.unresponsive
+        if held.any():
+            speed = np.hypot(*velocities[held].T)
+            velocities[held] *= np.minimum(1.0, UNRESPONSIVE_SPEED
+                                           / np.maximum(speed, 1e-9))[:, None]
+        return velocities
 
     def give_way(self, now, pos, target, remaining, moving, replannable):
         """
@@ -129,13 +144,11 @@ class Progress:
         remaining (C,) [m]; moving (C,) bool: the robots examined; replannable (C,) bool:
         robots on a planned route. Returns (C,) bool: robots held by a wall, to plan again.
         """
-        unresponsive = self._unresponsive(pos)
+        unresponsive = self._unresponsive(pos, moving)
         self.yield_until[unresponsive] = -math.inf  # it could not back away either
         yielding = now < self.yield_until
         reset = ~moving | yielding | self.jam.progressed(now, remaining, JAM_PROGRESS)
-        # A yield counts what it asks: a robot that does not back away is found out.
-        self.jam.restart(reset & yielding, now, remaining)
-        self._restart_jam(reset & ~yielding, now, remaining, pos)
+        self.jam.restart(reset, now, remaining)
         rows = np.flatnonzero(~reset & ~unresponsive & (now - self.jam.time >= JAM_TIME))
         held = np.zeros(len(moving), bool)
         if len(rows):
@@ -148,9 +161,7 @@ class Progress:
             alone = (alone <= JAM_DISTANCE).sum(axis=1) == 1
             held[rows[~gives & alone]] = True
             held &= replannable
-            again = np.zeros(len(moving), bool)
-            again[rows[gives | (alone & replannable[rows])]] = True
-            self._restart_jam(again, now, remaining, pos)
+            self.jam.restart(rows[gives | (alone & replannable[rows])], now, remaining)
         back = moving & (now < self.yield_until)
         if back.any():
             # Back away from where it was heading: the way it came, clear of the others.
