@@ -105,7 +105,7 @@ class Progress:
         return examined & self.stuck, late
 
     def commanded(self, now, velocity):
-        """Count the travel asked: ``velocity`` (C, 2) [m/s] (global frame) commanded at ``now``."""
+        """Count the travel asked: ``velocity`` (C, 2) [m/s, global] was commanded at ``now``."""
         if self._velocity_time is not None and now > self._velocity_time:
             self.asked += self._velocity * (now - self._velocity_time)
         self._velocity, self._velocity_time = np.array(velocity, float), now
@@ -128,7 +128,7 @@ class Progress:
         return self.unresponsive
 
     def gentle(self, velocities):
-        """Slow the velocities (C, 2) [m/s] of unresponsive robots to UNRESPONSIVE_SPEED, in place."""
+        """Slow unresponsive robots' velocities (C, 2) [m/s] to UNRESPONSIVE_SPEED, in place."""
         held = self.unresponsive
         if held.any():
             speed = np.hypot(*velocities[held].T)
