@@ -460,3 +460,64 @@ def test_split_refuses_a_params_file_section_no_split_node_would_get(tmp_path):
     assert [p.observed_robots for p in plans] == [['r3', 'r4', 'b_robot1'],
                                                   ['r1', 'r2', 'b_robot1']]
     assert [_effective(p)['rate'] for p in plans] == [10.0, 20.0]
+
+
+BRINGUP_PARAMS = Path(__file__).resolve().parents[1] / 'config' / 'examples' / 'bringup_params.yaml'
+
+
+@pytest.mark.parametrize('given, base, full', [
+    ({}, '/fleet', '/fleet'),                          # an including file's PushROSNamespace
+    ({'namespace': 'fleet'}, '', '/fleet'),            # the namespace argument
+    ({'namespace': 'a'}, '/site', '/site/a'),          # both
+])
+def test_a_bare_orca_nav_section_reaches_the_node_in_a_namespace(given, base, full):
+    """
+    A params file's orca_nav: section (Nav2 style) reaches /fleet/orca_nav, as ROS 2 reads it.
+
+    It was dropped silently: radius 0.2 and max_speed 0.5 (the defaults) instead of the
+    file's 0.3 / 0.4. The node gets a copy of the file with the section as /**/orca_nav.
+    """
+    assert fleet.read_params_file(BRINGUP_PARAMS, 'orca_nav', full) == {}  # ROS 2 alone
+    (plan,) = fleet.plan_launch(dict(given, params_file=str(BRINGUP_PARAMS)),
+                                base_namespace=base)
+    copy = plan.parameters[0]
+    assert copy != str(BRINGUP_PARAMS) and Path(copy).read_text().startswith(
+        f'# {BRINGUP_PARAMS} for nodes in a namespace')
+    values = fleet.read_params_file(copy, 'orca_nav', full)
+    assert (values['radius'], values['max_speed'], values['robots']) == (
+        0.3, 0.4, ['robot1', 'robot2'])
+    # The robots' topics are relative to the node's namespace; use_sim_time is left to the
+    # file or to the including file's SetParameter.
+    assert 'robots_namespace' not in plan.parameters[-1]
+    assert 'use_sim_time' not in plan.parameters[-1]
+
+
+def test_a_params_file_that_reaches_no_node_names_its_sections_and_the_nodes(tmp_path):
+    """orca_nav_node: reaches no node: refused, with the nodes' final names (in /site)."""
+    path = tmp_path / 'p.yaml'
+    path.write_text('orca_nav_node:\n  ros__parameters:\n    radius: 0.3\n'
+                    'controller_server:\n  ros__parameters:\n    use_sim_time: true\n')
+    message = (r"no section reaches a node of this launch \(its sections: 'orca_nav_node', "
+               r"'controller_server'; the nodes: /site/robot1/orca_nav \.\. "
+               r'/site/robot2/orca_nav\)')
+    with pytest.raises(fleet.FleetError, match=message):
+        fleet.plan_launch({'robots': 'robot1,robot2', 'layout': 'decentralised',
+                           'params_file': str(path)}, base_namespace='/site')
+    # Its robots list in such a section: named, not "no robots".
+    path.write_text('orca_nav_node:\n  ros__parameters:\n    robots: [robot1]\n')
+    with pytest.raises(fleet.FleetError, match=r"section 'orca_nav_node', which has the robots "
+                                               r'list, reaches no node .*the nodes: /orca_nav\)'):
+        fleet.plan_launch({'params_file': str(path)})
+
+
+def test_only_the_arguments_given_to_the_file_are_checked():
+    """An including file's own configurations (world, robot) are not this file's arguments."""
+    args = {'world': 'warehouse', 'robot': 'robot7', 'robots': 'r1,r2'}
+    assert fleet.plan_launch(args, given=['robots'])
+    with pytest.raises(fleet.FleetError, match=r"unknown launch arguments \['robot'\] .*did you "
+                                               r'mean robots:='):
+        fleet.plan_launch(args, given=['robots', 'robot'])
+    with pytest.raises(fleet.FleetError, match='nodes is an argument of orca_nav.launch.py, not '
+                                               'of orca_nav_decentralised.launch.py'):
+        fleet.plan_launch({'robots': 'r1,r2', 'nodes': '2'}, layout='decentralised',
+                          launch_file='orca_nav_decentralised.launch.py')
