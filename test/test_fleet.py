@@ -462,7 +462,7 @@ def test_split_refuses_a_params_file_section_no_split_node_would_get(tmp_path):
     assert [_effective(p)['rate'] for p in plans] == [10.0, 20.0]
 
 
-BRINGUP_PARAMS = Path(__file__).resolve().parents[1] / 'config' / 'examples' / 'bringup_params.yaml'
+BRINGUP_PARAMS = CONFIG.parent / 'examples' / 'bringup_params.yaml'
 
 
 @pytest.mark.parametrize('given, base, full', [
