@@ -26,8 +26,9 @@ from rclpy.node import Node
 
 from helpers import SimClock, spin_for, spin_until  # noqa: I100 -- test/ is on sys.path
 
-pytest.importorskip('launch')
+# launch_ros first: the repository's launch/ folder imports as a namespace package 'launch'.
 pytest.importorskip('launch_ros')
+pytest.importorskip('launch.actions')
 
 DOMAIN_ID = 52
 EXAMPLE = ROOT / 'launch' / 'examples' / 'fleet_bringup.launch.py'

@@ -123,8 +123,8 @@ def test_ctrl_c_ends_every_process_within_launch_grace_without_tracebacks(tmp_pa
 
 def _launch_sim_demo(tmp_path):
     """Start sim_demo.launch.py through launch (as ros2 launch does); wait for the goals."""
-    pytest.importorskip('launch')
-    pytest.importorskip('launch_ros')
+    pytest.importorskip('launch_ros')  # first: the repository's launch/ imports as 'launch'
+    pytest.importorskip('launch.actions')
     env = launch_env(child_env(DOMAIN_ID), package_prefix(tmp_path))
     env['ROS_LOG_DIR'] = str(tmp_path / 'roslog')
     run = Launch(ROOT / 'launch' / 'sim_demo.launch.py',
