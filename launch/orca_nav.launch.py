@@ -12,12 +12,17 @@ orca_nav for a fleet: one node for every robot (central) or one node per robot (
 
 The arguments (orca_nav.ros.launch_args.LAUNCH_ARGUMENTS) are turned into node settings by
 orca_nav.ros.fleet.plan_launch (plain, tested Python), which refuses with the reason whatever
-the nodes would refuse, and any argument name it does not know (robts:=, drve:=); this file
-only declares the arguments and wires the answer into launch_ros actions.
-orca_nav_decentralised.launch.py uses its launch_description with the decentralised layout.
+the nodes would refuse, and any argument name given to this file that it does not know
+(robts:=, drve:=); this file only declares the arguments and wires the answer into launch_ros
+actions. orca_nav_decentralised.launch.py uses its launch_description with the decentralised
+layout.
 
-To include this file from your own launch file (which has arguments of its own), give it its
-arguments in a GroupAction(..., forwarding=False): it refuses the names it does not know.
+Included from your own bringup (docs/node.md, "Including orca_nav in your bringup"), with
+IncludeLaunchDescription(..., launch_arguments=...), in a GroupAction or not: only the
+launch_arguments given to this file are checked (your file's own arguments are yours); a
+PushROSNamespace around it puts the fleet in that namespace (the nodes, the robots' topics,
+the params file's bare ``orca_nav:`` section), and a SetParameter(use_sim_time=True) reaches
+the nodes unless use_sim_time:= is given.
 """
 
 import os
@@ -28,6 +33,7 @@ from launch.actions import DeclareLaunchArgument, GroupAction, OpaqueFunction
 from launch_ros.actions import Node
 from orca_nav.ros.fleet import LAYOUTS, node_failure, plan_launch
 from orca_nav.ros.launch_args import launch_arguments
+from orca_nav.ros.launch_include import given_arguments
 try:
     from launch_ros.actions import PushROSNamespace
 except ImportError:  # Humble and Iron spell it PushRosNamespace
@@ -46,13 +52,14 @@ def _default_params_file():
     return os.path.join(get_package_share_directory('orca_nav'), 'config', 'orca_nav.yaml')
 
 
-def _nodes(context, layout=None, launch_file='orca_nav.launch.py'):
-    # Every name:=value given, declared or not: a misspelt argument name is refused (with the
-    # nearest one), not ignored with its default used.
+def _nodes(context, layout=None, launch_file='orca_nav.launch.py', given=None):
+    # The names given to this file (all configurations when it is not included): a misspelt
+    # argument name is refused (with the nearest one), not ignored with its default used.
     args = dict(context.launch_configurations)
     # FleetError: the launch fails with the reason, before anything starts.
     plans = plan_launch(args, default_params_file=_default_params_file(), layout=layout,
-                        launch_file=launch_file)
+                        launch_file=launch_file, given=given,
+                        base_namespace=args.get('ros_namespace') or '')
     if (layout or args.get('layout', 'central')) == 'central':
         return [Node(package='orca_nav', executable='orca_nav_node', name=p.name,
                      namespace=p.namespace or None, output='screen', parameters=p.parameters,
@@ -79,7 +86,8 @@ def launch_description(layout=None, launch_file='orca_nav.launch.py'):
             name, default_value=default_params if default is None else default,
             description=description, **extra))
     return LaunchDescription(declared + [OpaqueFunction(
-        function=_nodes, kwargs={'layout': layout, 'launch_file': launch_file})])
+        function=_nodes, kwargs={'layout': layout, 'launch_file': launch_file,
+                                 'given': given_arguments()})])
 
 
 def generate_launch_description():

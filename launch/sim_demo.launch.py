@@ -18,6 +18,7 @@ from launch.actions import DeclareLaunchArgument, OpaqueFunction, Shutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from orca_nav.ros.launch_args import check_launch_arguments, DEFAULT, NONE, optional, parse_number
+from orca_nav.ros.launch_include import given_arguments
 from orca_nav.sim.demo_launch import (check_scenario_robots, demo_failure, parse_robot_count,
                                       plan_sim_node, private_path)
 from orca_nav.sim.processes import GOAL_TOLERANCE, launch_plan, SAFETY_MARGIN
@@ -32,9 +33,11 @@ def _on_demo_exit(event, context):
     return Shutdown(reason='orca_nav_demo has reported')
 
 
-def _nodes(context, known):
-    # Every name:=value given, declared or not: refuse a misspelt name (drve:=).
-    check_launch_arguments(context.launch_configurations, known, 'sim_demo.launch.py')
+def _nodes(context, known, given=None):
+    # Every name:=value given to this file (all configurations when it is not included),
+    # declared or not: refuse a misspelt name (drve:=); an including file's are its own.
+    check_launch_arguments(context.launch_configurations if given is None else given, known,
+                           'sim_demo.launch.py')
 
     def arg(name):
         return LaunchConfiguration(name).perform(context)
@@ -89,5 +92,5 @@ def generate_launch_description():
                               description='Where orca_nav_demo writes the trajectory PNG'),
     ]
     known = [a.name for a in declared]
-    return LaunchDescription(declared + [OpaqueFunction(function=_nodes,
-                                                        kwargs={'known': known})])
+    return LaunchDescription(declared + [OpaqueFunction(
+        function=_nodes, kwargs={'known': known, 'given': given_arguments()})])

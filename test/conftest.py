@@ -32,7 +32,7 @@ NO_KERNELS = ('test_flake8.py', 'test_pep257.py', 'test_docs.py', 'test_domains.
 # worker, while the other workers run the lock-stepped and pure tests.
 REAL_TIME = ('test_demo.py', 'test_node_overload.py', 'test_node_signals.py',
              'test_node_shutdown.py', 'test_launch_sim_demo.py', 'test_node_robustness.py',
-             'test_node_split.py', 'test_sim_node.py')
+             'test_node_split.py', 'test_sim_node.py', 'test_launch_include.py')
 # Side by side (about 40 s each, cold, here): the node's kernels (what a node's ticks run,
 # orca_nav.control.warmup, with the settings a build warms up) and orca_nav.core.warmup (the
 # solver's every mode as a library, scans and tracking).

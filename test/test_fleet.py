@@ -55,8 +55,10 @@ def test_decentralised_layout_is_one_node_per_robot_observing_the_others():
     plans = fleet.plan_nodes('decentralised', 'a,b,c', params_file=str(CONFIG))
     assert [(p.namespace, p.robots, p.observed_robots) for p in plans] == [
         ('a', ['a'], ['b', 'c']), ('b', ['b'], ['a', 'c']), ('c', ['c'], ['a', 'b'])]
+    # In /a, the robots' topics are the fleet's (the root): an absolute robots_namespace.
     assert plans[0].parameters == [str(CONFIG), {'robots': ['a'], 'observed_robots': ['b', 'c'],
-                                                 'observed_reciprocate': True}]
+                                                 'observed_reciprocate': True,
+                                                 'robots_namespace': '/'}]
 
 
 def test_robots_default_to_the_params_file():
@@ -257,15 +259,16 @@ def test_launch_arguments_are_parsed_strictly():
     assert p.parameters == [str(CONFIG), {'use_sim_time': True,
                                           'robots': ['robot1', 'robot2']}]
     assert p.arguments == ['--ros-args', '--log-level', 'info'] and p.namespace == ''
-    for bad in ('maybe', 'tru', ''):
+    for bad in ('maybe', 'tru'):  # '' or 'default': not given
         with pytest.raises(fleet.FleetError, match='use_sim_time must be true or false'):
             fleet.plan_launch({'robots': 'r1', 'use_sim_time': bad})
     (p,) = fleet.plan_launch({'robots': 'r1', 'namespace': '/fleet_a', 'use_sim_time': 'False',
                               'cmd_vel_topic': 'cmd_vel_nav', 'cmd_vel_stamped': 'true',
                               'log_level': 'DEBUG'})
+    # The robots' topics are relative to the node's namespace (fleet_a/r1/cmd_vel_nav).
     assert p.namespace == 'fleet_a' and p.parameters == [{
         'use_sim_time': False, 'cmd_vel_topic': 'cmd_vel_nav', 'cmd_vel_stamped': True,
-        'robots': ['r1'], 'robots_namespace': 'fleet_a'}]
+        'robots': ['r1']}]
     assert p.arguments[-1] == 'debug'
     # Nav2's chain: the pose from AMCL, the route from the planner server; none = off.
     (p,) = fleet.plan_launch({'robots': 'r1', 'pose_topic': 'amcl_pose', 'plan_topic': 'plan'})
@@ -276,10 +279,16 @@ def test_launch_arguments_are_parsed_strictly():
     plans = fleet.plan_launch({'robots': 'r1,r2', 'namespace': 'fleet_a',
                                'layout': 'decentralised'})
     assert [(q.namespace, q.parameters[-1]['robots_namespace']) for q in plans] == [
-        ('fleet_a/r1', 'fleet_a'), ('fleet_a/r2', 'fleet_a')]
+        ('fleet_a/r1', '/fleet_a'), ('fleet_a/r2', '/fleet_a')]
+    # Inside an including file's PushROSNamespace('site'): its fleet's topics, absolute.
+    plans = fleet.plan_launch({'robots': 'r1,r2', 'namespace': 'fleet_a',
+                               'layout': 'decentralised'}, base_namespace='/site')
+    assert [(q.namespace, q.parameters[-1]['robots_namespace']) for q in plans] == [
+        ('fleet_a/r1', '/site/fleet_a'), ('fleet_a/r2', '/site/fleet_a')]
+    # use_sim_time not given: the params file's, or an including file's SetParameter.
     assert fleet.plan_launch({'robots': 'r1', 'params_file': 'none'},
                              default_params_file=str(CONFIG))[0].parameters == [
-        {'use_sim_time': False, 'robots': ['r1']}]
+        {'robots': ['r1']}]
     assert fleet.plan_launch({'robots': 'r1', 'params_file': 'default'},
                              default_params_file=str(CONFIG))[0].parameters[0] == str(CONFIG)
     for args, message in (({'robots': 'r1', 'log_level': 'loud'}, 'log_level must be'),
@@ -377,8 +386,8 @@ def test_nodes_splits_the_central_layout_into_contiguous_shares_that_observe_the
     for p in plans:
         assert p.observed_robots == [r for r in fleet_names if r not in p.robots]
         assert p.parameters == [str(CONFIG), {
-            'use_sim_time': False, 'robots': p.robots, 'robots_namespace': 'fl',
-            'observed_reciprocate': True, 'observed_robots': p.observed_robots}]
+            'robots': p.robots, 'observed_reciprocate': True,
+            'observed_robots': p.observed_robots}]
         settings = P.resolve(_effective(p))
         assert settings.n_controlled == len(p.robots)
         assert settings.names == tuple(p.robots + p.observed_robots)
@@ -451,3 +460,64 @@ def test_split_refuses_a_params_file_section_no_split_node_would_get(tmp_path):
     assert [p.observed_robots for p in plans] == [['r3', 'r4', 'b_robot1'],
                                                   ['r1', 'r2', 'b_robot1']]
     assert [_effective(p)['rate'] for p in plans] == [10.0, 20.0]
+
+
+BRINGUP_PARAMS = CONFIG.parent / 'examples' / 'bringup_params.yaml'
+
+
+@pytest.mark.parametrize('given, base, full', [
+    ({}, '/fleet', '/fleet'),                          # an including file's PushROSNamespace
+    ({'namespace': 'fleet'}, '', '/fleet'),            # the namespace argument
+    ({'namespace': 'a'}, '/site', '/site/a'),          # both
+])
+def test_a_bare_orca_nav_section_reaches_the_node_in_a_namespace(given, base, full):
+    """
+    A params file's orca_nav: section (Nav2 style) reaches /fleet/orca_nav, as ROS 2 reads it.
+
+    It was dropped silently: radius 0.2 and max_speed 0.5 (the defaults) instead of the
+    file's 0.3 / 0.4. The node gets a copy of the file with the section as /**/orca_nav.
+    """
+    assert fleet.read_params_file(BRINGUP_PARAMS, 'orca_nav', full) == {}  # ROS 2 alone
+    (plan,) = fleet.plan_launch(dict(given, params_file=str(BRINGUP_PARAMS)),
+                                base_namespace=base)
+    copy = plan.parameters[0]
+    assert copy != str(BRINGUP_PARAMS) and Path(copy).read_text().startswith(
+        f'# {BRINGUP_PARAMS} for nodes in a namespace')
+    values = fleet.read_params_file(copy, 'orca_nav', full)
+    assert (values['radius'], values['max_speed'], values['robots']) == (
+        0.3, 0.4, ['robot1', 'robot2'])
+    # The robots' topics are relative to the node's namespace; use_sim_time is left to the
+    # file or to the including file's SetParameter.
+    assert 'robots_namespace' not in plan.parameters[-1]
+    assert 'use_sim_time' not in plan.parameters[-1]
+
+
+def test_a_params_file_that_reaches_no_node_names_its_sections_and_the_nodes(tmp_path):
+    """orca_nav_node: reaches no node: refused, with the nodes' final names (in /site)."""
+    path = tmp_path / 'p.yaml'
+    path.write_text('orca_nav_node:\n  ros__parameters:\n    radius: 0.3\n'
+                    'controller_server:\n  ros__parameters:\n    use_sim_time: true\n')
+    message = (r"no section reaches a node of this launch \(its sections: 'orca_nav_node', "
+               r"'controller_server'; the nodes: /site/robot1/orca_nav \.\. "
+               r'/site/robot2/orca_nav\)')
+    with pytest.raises(fleet.FleetError, match=message):
+        fleet.plan_launch({'robots': 'robot1,robot2', 'layout': 'decentralised',
+                           'params_file': str(path)}, base_namespace='/site')
+    # Its robots list in such a section: named, not "no robots".
+    path.write_text('orca_nav_node:\n  ros__parameters:\n    robots: [robot1]\n')
+    with pytest.raises(fleet.FleetError, match=r"section 'orca_nav_node', which has the robots "
+                                               r'list, reaches no node .*the nodes: /orca_nav\)'):
+        fleet.plan_launch({'params_file': str(path)})
+
+
+def test_only_the_arguments_given_to_the_file_are_checked():
+    """An including file's own configurations (world, robot) are not this file's arguments."""
+    args = {'world': 'warehouse', 'robot': 'robot7', 'robots': 'r1,r2'}
+    assert fleet.plan_launch(args, given=['robots'])
+    with pytest.raises(fleet.FleetError, match=r"unknown launch arguments \['robot'\] .*did you "
+                                               r'mean robots:='):
+        fleet.plan_launch(args, given=['robots', 'robot'])
+    with pytest.raises(fleet.FleetError, match='nodes is an argument of orca_nav.launch.py, not '
+                                               'of orca_nav_decentralised.launch.py'):
+        fleet.plan_launch({'robots': 'r1,r2', 'nodes': '2'}, layout='decentralised',
+                          launch_file='orca_nav_decentralised.launch.py')

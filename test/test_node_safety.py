@@ -10,7 +10,7 @@ import json
 import math
 
 from geometry_msgs.msg import Twist, TwistStamped
-from nav_msgs.msg import Odometry
+from nav_msgs.msg import Odometry, Path as PathMsg
 import numpy as np
 from orca_nav.ros import messages
 from orca_nav.ros.node import OrcaNavNode
@@ -21,7 +21,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile
 from std_msgs.msg import Float64, String
 from visualization_msgs.msg import MarkerArray
 
-from helpers import command_values, NodeRig  # noqa: I100 -- test/ is on sys.path
+from helpers import command_values, matched, NodeRig  # noqa: I100 -- test/ is on sys.path
 
 DOMAIN_ID = 22
 PERIOD = 0.1  # node period [s] (rate 10 Hz)
@@ -432,3 +432,39 @@ def test_priority_override_is_shown_and_a_bad_duration_is_refused(rig_factory):
     rig.tick()
     rig.spin_until(lambda: status['r1']['priority'] is True)
     assert status['r1']['weight'] == 0.5 and status['r1']['group'] == 'default'
+
+
+def test_a_robot_that_does_not_move_is_never_driven_backwards_and_reports_stuck(rig_factory):
+    """
+    Odometry frozen (an e-stop, wheels off the ground) while two robots follow Paths.
+
+    The jam's give-way drove one of them at -0.49 m/s for 3 s every 6 s (backing away from a
+    robot that did not move either); a robot that does not move when commanded gives no way:
+    no command below -0.1 m/s nor faster than 0.1 m/s once found out, and both report stuck
+    after progress_timeout (10 s).
+    """
+    rig = rig_factory(['r1', 'r2'])
+    starts = {'r1': (0.0, 0.0), 'r2': (0.0, 1.0)}
+    plans = {r: rig.probe.create_publisher(PathMsg, f'/{r}/plan', 10) for r in starts}
+    status = {}
+    for r in starts:
+        rig.probe.create_subscription(
+            String, f'/{r}/orca_status', lambda m, r=r: status.__setitem__(r, json.loads(m.data)),
+            QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+    rig.spin_until(matched(list(plans.values())), what='the plan subscriptions')
+    for r, (x, y) in starts.items():
+        rig.odom(r, x, y)
+        plans[r].publish(messages.path_message([(x, y), (x + 5.0, y)], 'map', rig.clock.stamp()))
+    rig.spin_until(lambda: rig.node.controller.has_goal.all(), what='both paths')
+    slowest = dict.fromkeys(starts, 0.0)
+    for _ in range(150):  # 15 s: past JAM_TIME + YIELD_TIME twice, and progress_timeout
+        for r, (x, y) in starts.items():
+            rig.odom(r, x, y)
+        cmds = rig.tick()
+        for r, cmd in cmds.items():
+            slowest[r] = min(slowest[r], cmd[0])
+    assert min(slowest.values()) >= -0.1, slowest
+    # Gently: were its brakes released, it would not leap forward at full speed either.
+    assert all(speed(cmd) <= 0.1 + 1e-6 for cmd in cmds.values()), cmds
+    rig.spin_until(lambda: all(status.get(r, {}).get('state') == 'stuck' for r in starts),
+                   what=f'both robots stuck (status {status})')

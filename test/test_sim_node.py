@@ -461,3 +461,22 @@ def test_walkers_have_no_topics_and_appear_in_the_scans(tmp_path):
     finally:
         sim.destroy_node()
         rclpy.try_shutdown(context=context)
+
+
+def test_a_second_simulator_of_the_same_robots_is_named(harness, world):
+    """A left-over simulator kept driving the robots from its own world, and nothing said so."""
+    h = harness()
+    second = SimNode(context=h.context, parameter_overrides=[Parameter('scenario', value=world)])
+    h.executor.add_node(second)
+    try:
+        h.spin_until(lambda: len(h.sim.get_publishers_info_by_topic('/a/odom')) == 2,
+                     what='both simulators discovered')
+        h.sim.check_alone()
+        assert h.sim.others == ['/orca_nav_sim', '/orca_nav_sim']
+    finally:
+        h.executor.remove_node(second)
+        second.destroy_node()
+    h.spin_until(lambda: len(h.sim.get_publishers_info_by_topic('/a/odom')) == 1,
+                 what='the second simulator gone')
+    h.sim.check_alone()
+    assert h.sim.others == []

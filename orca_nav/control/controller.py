@@ -287,10 +287,14 @@ class FleetController:
                                                   self.people, warnings)
         warnings += self.navigator.warnings
         self.navigator.warnings = []
+        # A robot that does not move when commanded (an e-stop): gently, not at full speed.
+        self.navigator.progress.gentle(velocities[:c])
         # Command: each drive's command within its limits, remembered for the next ticks.
         cmd = self.commands.command(cfg, velocities[:c], obs.ahead_yaw[:c], obs.active[:c],
                                     warnings, previous)
         self.observer.commanded(now, cmd, cfg.command_delay)
+        # Travel asked of each robot: one that does not move when commanded gives no way.
+        self.navigator.progress.commanded(now, velocities[:c])
         states = self._states(inputs, obs, steering, velocities, now, warnings)
         return StepResult(commands=cmd, states=states, distance=steering.distance,
                           positions=obs.pos, velocities=velocities, known=obs.known,

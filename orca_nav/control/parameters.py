@@ -90,9 +90,11 @@ PARAMS = (
        'Robots whose odometry is watched as moving obstacles but which are not commanded '
        '(decentralised layout: the other robots of the fleet)', read_only=True),
     _p('robots_namespace', '', 'string',
-       "Namespace of the robots' topics: robot r's topics are /<robots_namespace>/<r>/<topic> "
-       "(e.g. fleet_a -> /fleet_a/robot1/odom); empty = /<r>/<topic>. The launch files' "
-       'namespace argument sets it', read_only=True),
+       "Namespace of the robots' topics: robot r's topics are <robots_namespace>/<r>/<topic>, "
+       "relative to the node's namespace as ROS names are unless it starts with / (node in "
+       '/site: fleet_a -> /site/fleet_a/robot1/odom, /fleet_a -> /fleet_a/robot1/odom); empty = '
+       "<r>/<topic> in the node's namespace. The decentralised layout's launch sets it",
+       read_only=True),
     _p('odom_topic', 'odom', 'string',
        'Odometry topic (nav_msgs/Odometry) relative to each robot namespace', read_only=True),
     _p('goal_topic', 'goal_pose', 'string',

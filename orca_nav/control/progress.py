@@ -12,7 +12,12 @@ Progress of robots toward their goals: stuck robots, and jams broken by giving w
   came, toward a point YIELD_BACK behind it, and the other can pass. A reciprocal deadlock in
   a passage too narrow for two, or at a corner, then resolves; the lowest row never gives
   way. A jammed robot with no other robot near is held by a wall: the Navigator plans it
-  again from where it stands.
+  again from where it stands. A robot that does not move when commanded (``commanded``:
+  asked to go JAM_PROGRESS or more, it moved less than UNMOVED: an e-stop, wheels off the
+  ground, an unpowered base) is not jammed by the others: it neither gives way nor is given
+  way to (backing away would not move it either) until it moves again; it is commanded
+  toward its carrot at UNRESPONSIVE_SPEED at most (``gentle``: when it moves again, it starts
+  gently) and ``stalled`` reports it stuck.
 """
 
 import math
@@ -27,6 +32,12 @@ JAM_TIME = 3.0
 JAM_DISTANCE = 2.0
 YIELD_TIME = 3.0
 YIELD_BACK = 1.0
+# [m] a robot asked to travel JAM_PROGRESS or more (its commanded velocities summed up since
+# it was last judged: a jitter adds up to nothing) that moved less than this meanwhile does
+# not respond to its commands.
+UNMOVED = 0.05
+# [m/s] the fastest command of a robot that does not move when commanded.
+UNRESPONSIVE_SPEED = 0.1
 
 
 class Check:
@@ -56,6 +67,11 @@ class Progress:
         self.goal = Check(c)                 # progress toward the goal (stuck)
         self.jam = Check(c)                  # progress while near others (jams)
         self.yield_until = np.full(c, -math.inf)  # [s] standing aside until then
+        self.asked = np.zeros((c, 2))        # [m] commanded travel since last judged
+        self.asked_at = np.zeros((c, 2))     # [m] where each was then
+        self.unresponsive = np.zeros(c, bool)  # does not move when commanded (module doc)
+        self.held_at = np.zeros((c, 2))      # [m] where an unresponsive robot stands
+        self._velocity, self._velocity_time = np.zeros((c, 2)), None  # the last commands
 
     def forget(self, i):
         """Robot i has a new goal: nothing counted yet."""
@@ -88,6 +104,38 @@ class Progress:
         check.time[late] = now
         return examined & self.stuck, late
 
+    def commanded(self, now, velocity):
+        """Count the travel asked: ``velocity`` (C, 2) [m/s, global] was commanded at ``now``."""
+        if self._velocity_time is not None and now > self._velocity_time:
+            self.asked += self._velocity * (now - self._velocity_time)
+        self._velocity, self._velocity_time = np.array(velocity, float), now
+
+    def _unresponsive(self, pos, examined):
+        """
+        Update and return which robots do not move when commanded (C,) bool.
+
+        Each ``examined`` robot is judged once it was asked to travel JAM_PROGRESS, then
+        counted again from where it is; the others are counted from where they are.
+        """
+        judged = examined & (np.hypot(*self.asked.T) >= JAM_PROGRESS)
+        found = judged & (np.hypot(*(pos - self.asked_at).T) < UNMOVED) & ~self.unresponsive
+        self.held_at[found] = pos[found]
+        self.unresponsive |= found
+        self.unresponsive &= np.hypot(*(pos - self.held_at).T) < UNMOVED  # it moves again
+        again = judged | ~examined
+        self.asked[again] = 0.0
+        self.asked_at[again] = pos[again]
+        return self.unresponsive
+
+    def gentle(self, velocities):
+        """Slow unresponsive robots' velocities (C, 2) [m/s] to UNRESPONSIVE_SPEED, in place."""
+        held = self.unresponsive
+        if held.any():
+            speed = np.hypot(*velocities[held].T)
+            velocities[held] *= np.minimum(1.0, UNRESPONSIVE_SPEED
+                                           / np.maximum(speed, 1e-9))[:, None]
+        return velocities
+
     def give_way(self, now, pos, target, remaining, moving, replannable):
         """
         Break jams: of robots that block each other, all but the first stand aside a while.
@@ -96,10 +144,12 @@ class Progress:
         remaining (C,) [m]; moving (C,) bool: the robots examined; replannable (C,) bool:
         robots on a planned route. Returns (C,) bool: robots held by a wall, to plan again.
         """
+        unresponsive = self._unresponsive(pos, moving)
+        self.yield_until[unresponsive] = -math.inf  # it could not back away either
         yielding = now < self.yield_until
         reset = ~moving | yielding | self.jam.progressed(now, remaining, JAM_PROGRESS)
         self.jam.restart(reset, now, remaining)
-        rows = np.flatnonzero(~reset & (now - self.jam.time >= JAM_TIME))
+        rows = np.flatnonzero(~reset & ~unresponsive & (now - self.jam.time >= JAM_TIME))
         held = np.zeros(len(moving), bool)
         if len(rows):
             near = np.hypot(*(pos[rows, None] - pos[None, rows]).transpose(2, 0, 1))

@@ -42,9 +42,10 @@ from orca_nav.ros.launch_args import (ALL, check_launch_arguments, FleetError, L
                                       launch_arguments, LOG_LEVELS, NODE_NAME, NONE, optional,
                                       parse_bool, parse_namespace, parse_node_count,
                                       parse_node_indices, parse_robots, split_node_names)
-from orca_nav.ros.params_file import (check_node_parameters, check_sections_reach,
-                                      check_split_params_file, node_named_sections,
-                                      read_params_file, yaml_type_error)
+from orca_nav.ros.params_file import (check_file_reaches, check_node_parameters,
+                                      check_robots_reach, check_sections_reach,
+                                      check_split_params_file, reach_in_namespace,
+                                      read_params_file, stray_robots, yaml_type_error)
 
 LAYOUTS = ('central', 'decentralised')
 
@@ -89,17 +90,22 @@ def _fleet_nodes(layout, ns, names, node_name, count):
 
 
 def plan_nodes(layout, robots='', params_file=None, node_name=NODE_NAME, namespace='',
-               overrides=None, local_robots=None, nodes=1, local_nodes=None):
+               overrides=None, local_robots=None, nodes=1, local_nodes=None, base_namespace=''):
     """
     Plan the orca_nav nodes of a layout: NodeSettings, checked before anything starts.
 
     layout : 'central' or 'decentralised'
     robots : the fleet, names (list or launch-argument text, see parse_robots); empty = the
         ``robots`` of the params file
-    params_file : path of a params file for every node, or None
+    params_file : path of a params file for every node, or None. Where the nodes run in a
+        namespace, its bare ``<node>:`` sections are made to reach them (reach_in_namespace:
+        the nodes are given a copy, as Nav2's bringup does).
     namespace : the fleet's namespace: the node runs in it (decentralised: in
-        <namespace>/<robot>), and unless empty it becomes ``robots_namespace`` (the robots'
-        topics are /<namespace>/<robot>/...)
+        <namespace>/<robot>); the robots' topics are <namespace>/<robot>/...
+    base_namespace : the namespace the launch pushes around the nodes (an including file's
+        PushROSNamespace): every name above is inside it. The robots' topics of the central
+        layout are relative to the node's namespace (robots_namespace unset); a decentralised
+        node, in its robot's namespace, gets the fleet's as an absolute robots_namespace.
     overrides : dict of parameters for every node, applied after the params file; a ``drive``
         here is every robot's (per-robot drive overrides of the file are cleared)
     local_robots : decentralised only: start the nodes of these robots (names or text) only;
@@ -112,25 +118,42 @@ def plan_nodes(layout, robots='', params_file=None, node_name=NODE_NAME, namespa
     Every node observes the other robots of the fleet and the params file's observed_robots,
     never the robots it commands; observed_reciprocate is true unless one node commands the
     whole fleet (the observed robots run orca_nav too). Raises FleetError with the reason when
-    the result could not run.
+    the result could not run; a params file that no section of reaches a node is refused,
+    naming its sections and the nodes' final names.
     """
     if layout not in LAYOUTS:
         raise FleetError(f'layout must be one of {", ".join(LAYOUTS)}, got {layout!r}')
-    ns = parse_namespace(namespace)
+    ns, base = parse_namespace(namespace), parse_namespace(base_namespace)
+    full_ns = _join(base, ns)
+    count = nodes if isinstance(nodes, int) else parse_node_count(nodes)
+    given_file = params_file
+    if params_file:
+        params_file = reach_in_namespace(params_file, split_node_names(node_name, count),
+                                         '*' if layout == 'decentralised' else full_ns)
+    try:
+        return _plan_nodes(layout, robots, params_file, node_name, ns, base, overrides,
+                           local_robots, count, local_nodes)
+    except FleetError as exc:
+        if params_file == given_file:
+            raise
+        raise FleetError(str(exc).replace(params_file, given_file)) from None
+
+
+def _plan_nodes(layout, robots, params_file, node_name, ns, base, overrides, local_robots,
+                count, local_nodes):
+    """plan_nodes, once the namespaces are known and the params file reaches namespaces."""
+    full_ns = _join(base, ns)
     names = parse_robots(robots) if robots else []
     overrides = dict(overrides or {})
     if not names:
-        file_values = read_params_file(params_file, node_name, ns) if params_file else {}
+        file_values = read_params_file(params_file, node_name, full_ns) if params_file else {}
         names = parse_robots(overrides.get('robots') or file_values.get('robots') or [])
-    count = nodes if isinstance(nodes, int) else parse_node_count(nodes)
     if not names and params_file:
         # The file's robots are in a section that reaches none of the nodes: say so.
-        stray = [v['robots'] for _, v in node_named_sections(params_file, node_name)
-                 if v.get('robots')]
+        stray = [r for _, _, r in stray_robots(params_file)]
         if stray:
-            check_sections_reach(params_file, node_name,
-                                 _fleet_nodes(layout, ns, parse_robots(stray[0]), node_name,
-                                              count))
+            check_robots_reach(params_file, _fleet_nodes(layout, full_ns, parse_robots(stray[0]),
+                                                         node_name, count))
     if not names:
         raise FleetError('no robots: give the robots launch argument (e.g. robots:=robot1,robot2)'
                          ' or a robots list in the params file')
@@ -154,27 +177,31 @@ def plan_nodes(layout, robots='', params_file=None, node_name=NODE_NAME, namespa
     which = parse_node_indices(local_nodes, count) if local_nodes is not None else range(count)
     if layout == 'central':
         if params_file:
-            check_split_params_file(params_file, node_name, ns, count)
+            check_split_params_file(params_file, node_name, full_ns, count)
     if params_file:
-        check_sections_reach(params_file, node_name,
-                             _fleet_nodes(layout, ns, names, node_name, count))
+        full_names = _fleet_nodes(layout, full_ns, names, node_name, count)
+        check_sections_reach(params_file, node_name, full_names)
+        check_file_reaches(params_file, full_names)
     if layout == 'central':
         shares, node_names = split_robots(names, count), split_node_names(node_name, count)
         plans = []
         for k in which:
             own = set(shares[k])
             plans.append((node_names[k], ns, shares[k], [o for o in names if o not in own]))
+        robots_namespace = None  # relative: in the node's namespace
     else:
         plans = [(node_name, _join(ns, r), [r], [o for o in names if o != r]) for r in local]
+        robots_namespace = '/' + full_ns  # from <namespace>/<robot>: the fleet's, absolute
     reciprocate = layout != 'central' or count > 1
-    return [_plan_node(params_file, name, node_ns, own, fleet_others, ns, overrides,
-                       reciprocate)
+    return [_plan_node(params_file, name, node_ns, own, fleet_others, robots_namespace,
+                       overrides, reciprocate, _join(base, node_ns))
             for name, node_ns, own, fleet_others in plans]
 
 
-def _plan_node(params_file, node_name, node_ns, own, fleet_others, ns, overrides, reciprocate):
+def _plan_node(params_file, node_name, node_ns, own, fleet_others, robots_namespace, overrides,
+               reciprocate, full_ns):
     """Plan one node (see plan_nodes), checked as the node would check it."""
-    given = read_params_file(params_file, node_name, node_ns) if params_file else {}
+    given = read_params_file(params_file, node_name, full_ns) if params_file else {}
     for name, value in given.items():  # before the launch's values hide a bad one
         error = yaml_type_error(name, value)
         if error:
@@ -187,8 +214,8 @@ def _plan_node(params_file, node_name, node_ns, own, fleet_others, ns, overrides
         own, fleet_others + [o for o in parse_robots(file_observed) if o not in fleet_others])
     launch_params = dict(overrides)
     launch_params['robots'] = own
-    if ns:
-        launch_params['robots_namespace'] = ns
+    if robots_namespace is not None:
+        launch_params['robots_namespace'] = robots_namespace
     if 'drive' in overrides:  # every robot's: clear the file's per-robot drives
         launch_params.update({P.robot_param_name(r, 'drive'): '' for r in own + observed})
     if reciprocate and 'observed_reciprocate' not in overrides:
@@ -238,26 +265,32 @@ def node_failure(name, returncode, shutting_down=False):
 
 
 def plan_launch(args, node_name=NODE_NAME, default_params_file=None, layout=None,
-                launch_file='orca_nav.launch.py'):
+                launch_file='orca_nav.launch.py', given=None, base_namespace=''):
     """
     Plan the nodes orca_nav.launch.py starts, from its arguments as strings (see LAUNCH_ARGUMENTS).
 
-    ``args``: every launch argument given (all of launch's configurations: a misspelt name is
-    refused, with the nearest one). Missing arguments take their defaults; params_file
+    ``args``: launch's configurations (its arguments' values; those of an including file too).
+    ``given``: the names given to this file (the command line's, or an including file's
+    ``launch_arguments``): one it does not take is refused, with the nearest one; None =
+    every name of ``args``. ``base_namespace``: the namespace an including file pushes
+    (launch_ros's ``ros_namespace``). Missing arguments take their defaults; params_file
     'default' (or missing) is ``default_params_file`` (the launch file's: the installed
     config/orca_nav.yaml; None = no file), 'none' is no file. ``layout``: the launch file's
     fixed layout (orca_nav_decentralised.launch.py): a ``layout`` argument other than it is
     refused. Raises FleetError with the reason for anything the nodes would refuse.
     """
     args = dict(args)
-    if layout is not None:
-        given = optional(args.pop('layout', None))
-        if given is not None and given != layout:
-            raise FleetError(f'{launch_file} runs the {layout} layout; layout:={given} is for '
+    given = list(args if given is None else given)
+    known = [name for name, _, _ in launch_arguments(layout)]
+    if layout is not None and 'layout' in given:
+        fixed = optional(args.get('layout'))
+        if fixed is not None and fixed != layout:
+            raise FleetError(f'{launch_file} runs the {layout} layout; layout:={fixed} is for '
                              'orca_nav.launch.py')
-    check_launch_arguments(args, [name for name, _, _ in launch_arguments(layout)], launch_file)
+        given.remove('layout')
+    check_launch_arguments(given, known, launch_file)
     values = {name: default for name, default, _ in LAUNCH_ARGUMENTS}
-    values.update(args)
+    values.update({name: value for name, value in args.items() if name in known})
     if layout is not None:
         values['layout'] = layout
     params_file = optional(values['params_file']) or default_params_file
@@ -265,7 +298,9 @@ def plan_launch(args, node_name=NODE_NAME, default_params_file=None, layout=None
         params_file = None
     if params_file is not None and not Path(params_file).is_file():
         raise FleetError(f'params_file {params_file!r} is not a file')
-    overrides = {'use_sim_time': parse_bool('use_sim_time', values['use_sim_time'])}
+    overrides = {}
+    if optional(values['use_sim_time']):  # else the params file's, or an including file's
+        overrides['use_sim_time'] = parse_bool('use_sim_time', values['use_sim_time'])
     if optional(values['drive']):
         overrides['drive'] = optional(values['drive'])
     if optional(values['cmd_vel_topic']):
@@ -286,7 +321,8 @@ def plan_launch(args, node_name=NODE_NAME, default_params_file=None, layout=None
                        node_name, values['namespace'], overrides,
                        local_robots=None if local in (None, ALL) else local,
                        nodes=parse_node_count(optional(values['nodes']) or '1'),
-                       local_nodes=None if local_nodes in (None, ALL) else local_nodes)
+                       local_nodes=None if local_nodes in (None, ALL) else local_nodes,
+                       base_namespace=base_namespace or '')
     for p in plans:
         p.arguments = ['--ros-args', '--log-level', level]
     return plans

@@ -13,6 +13,7 @@ from nav_msgs.msg import Odometry
 from orca_nav.ros import params as P
 from orca_nav.ros.inputs import OdometryStore, PoseStore, ScanStore
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import LaserScan
 
@@ -41,10 +42,14 @@ class IntakeNode(Node):
 
         ``clock`` stamps the receive times (the orca_nav node's: ROS time in a simulation).
         The node keeps the command line's topic remappings; its own name wins over a node
-        name remapping (launch's ``name=``) that would otherwise give it the orca_nav node's.
+        name remapping (launch's ``name=``) that would otherwise give it the orca_nav node's,
+        and ``clock``'s kind wins over a ``use_sim_time`` for every node of the process (a
+        launch's SetParameter): the two nodes are on one clock.
         """
         super().__init__(name, context=context, namespace=namespace,
                          cli_args=['--ros-args', '-r', f'__node:={name}'],
+                         parameter_overrides=[Parameter('use_sim_time',
+                                                        value=clock.ros_time_is_active)],
                          start_parameter_services=False, enable_rosout=False)
         self.odometry = OdometryStore(len(settings.names), clock, self.context)
         self.poses = PoseStore(len(settings.names), clock, self.context)

@@ -46,9 +46,12 @@ LAUNCH_ARGUMENTS = (
      'orca_nav parameters (YAML under /**: ros__parameters, so that they reach every node); '
      "default: the package's config/orca_nav.yaml; none = no file"),
     ('namespace', '/',
-     'Namespace of the fleet: the node runs in it (decentralised: in <namespace>/<robot>) and '
-     'the robot topics are /<namespace>/<robot>/... (robots_namespace); / = the root'),
-    ('use_sim_time', 'false', 'true: use the /clock topic (Gazebo) instead of wall time; false'),
+     'Namespace of the fleet, inside the namespace of an including launch file '
+     '(PushROSNamespace): the node runs in it (decentralised: in <namespace>/<robot>) and the '
+     "robots' topics are <namespace>/<robot>/...; / = the root (or the including file's)"),
+    ('use_sim_time', DEFAULT,
+     'true: use the /clock topic (Gazebo) instead of wall time; false: wall time; default = as '
+     "the params file or an including file's SetParameter(use_sim_time) says (else false)"),
     ('drive', DEFAULT,
      'holonomic or differential for every robot (per-robot drive overrides of the params file '
      'are cleared); default = as in the params file'),
@@ -216,9 +219,11 @@ def check_launch_arguments(given, known, launch_file='orca_nav.launch.py'):
     """
     Refuse launch arguments that the launch file does not take, naming the nearest one.
 
-    ``given``: every ``name:=value`` the launch has (launch's ``context.launch_configurations``,
-    declared or not: a misspelt name would otherwise be ignored and its default used).
-    Configurations that launch and launch_ros set themselves are skipped.
+    ``given``: the names of the ``name:=value`` given to this file (those of ``ros2 launch``'s
+    command line, or the ``launch_arguments`` of the IncludeLaunchDescription that includes
+    it; a misspelt name would otherwise be ignored and its default used). Configurations that
+    launch and launch_ros set themselves are skipped. An argument of orca_nav.launch.py given
+    to another file is named as such (``nodes:=2`` on orca_nav_decentralised.launch.py).
 
     >>> try:
     ...     check_launch_arguments({'robts': 'r1', 'layout': 'central'}, ['robots', 'layout'])
@@ -232,10 +237,12 @@ arguments: robots, layout
                      and name not in LAUNCH_OWN_CONFIGURATIONS and not name.startswith('anon'))
     if not unknown:
         return
+    central = [name for name, _, _ in LAUNCH_ARGUMENTS]
+    if unknown[0] in central and launch_file != 'orca_nav.launch.py':
+        raise FleetError(f'{unknown[0]} is an argument of orca_nav.launch.py, not of '
+                         f'{launch_file}; its arguments: {", ".join(known)}')
     close = difflib.get_close_matches(unknown[0], known, n=1, cutoff=0.6)
-    hint = (f' (did you mean {close[0]}:=?)' if close else
-            ' (including this file from another launch file? give it its arguments in a '
-            'GroupAction(forwarding=False))')
+    hint = f' (did you mean {close[0]}:=?)' if close else ''
     raise FleetError(f'unknown launch arguments {unknown} of {launch_file}{hint}; its '
                      f'arguments: {", ".join(known)}')
 

@@ -7,6 +7,7 @@ Run::
 """
 
 import os
+import re
 import signal
 import sys
 
@@ -15,6 +16,7 @@ from orca_nav.ros.node import OrcaNavNode
 import rclpy
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.executors import SingleThreadedExecutor
+from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.signals import SignalHandlerOptions
 
 STOP_POLL_PERIOD = 0.05  # [s] how often main() looks at the stop flag set by a signal
@@ -39,18 +41,38 @@ def make_executor(kind, logger=None, context=None):
     return SingleThreadedExecutor(context=context)
 
 
+def missing_params_files(argv):
+    """
+    Return the ``--params-file`` paths of a command line that are not files.
+
+    >>> missing_params_files(['orca_nav_node', '--ros-args', '--params-file', '/no.yaml'])
+    ['/no.yaml']
+    """
+    return [path for flag, path in zip(argv, argv[1:])
+            if flag == '--params-file' and not os.path.isfile(path)]
+
+
 def main(args=None):
     """
     Run the node until Ctrl-C or SIGTERM; every robot then gets a zero command.
 
-    SIGINT and SIGTERM stay ignored once it returns (the process is ending).
+    SIGINT and SIGTERM stay ignored once it returns (the process is ending). A command line
+    rclpy refuses (a params file that is not there) is one line, and exit code 1.
     """
+    missing = missing_params_files(sys.argv if args is None else args)
+    if missing:
+        print(f'orca_nav_node: params file {missing[0]!r} is not a file', file=sys.stderr)
+        return 1
     # rclpy's own signal handlers shut the context down before our code runs, after which no
     # zero command can be published. Raising KeyboardInterrupt from a handler can surface in
     # the middle of rclpy's C++ calls. So the handlers only set a flag that the loop checks;
     # but while the node is still being built (a large fleet's publishers take many seconds),
     # nothing has been commanded yet: a signal then ends the start at once.
-    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    try:
+        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    except _rclpy.RCLError as exc:  # without rcl's source locations (', at parser.c:271')
+        print(f'orca_nav_node: {re.sub(r", at [^ ,]+:[0-9]+", "", str(exc))}', file=sys.stderr)
+        return 1
     stop = []
     building = [True]
 

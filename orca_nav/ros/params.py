@@ -43,12 +43,17 @@ per_robot = robot_values
 
 def robot_topic(robots_namespace, robot, topic):
     """
-    Full name of a robot's topic.
+    Name of a robot's topic: relative to the node's namespace unless robots_namespace is absolute.
 
-    >>> robot_topic('', 'robot1', 'odom'), robot_topic('/fleet_a/', 'robot1', 'odom')
-    ('/robot1/odom', '/fleet_a/robot1/odom')
+    As ROS resolves names: for a node in /fleet, ``robot1/odom`` is /fleet/robot1/odom.
+
+    >>> robot_topic('', 'robot1', 'odom'), robot_topic('fleet_a', 'robot1', 'odom')
+    ('robot1/odom', 'fleet_a/robot1/odom')
+    >>> robot_topic('/fleet_a/', 'robot1', 'odom'), robot_topic('/', 'robot1', 'odom')
+    ('/fleet_a/robot1/odom', '/robot1/odom')
     """
-    return '/' + '/'.join(t for t in (robots_namespace.strip('/'), robot, topic) if t)
+    name = '/'.join(t for t in (robots_namespace.strip('/'), robot, topic) if t)
+    return '/' + name if robots_namespace.startswith('/') else name
 
 
 def unused_overrides(overrides, declared, robots):

@@ -6,7 +6,9 @@ parameter) and kills the node at start-up for a value of the wrong YAML type. Th
 refuse both before anything starts, with the reason (FleetError). No launch imports.
 """
 
+import os
 import re
+import tempfile
 
 from orca_nav.ros import params as P
 from orca_nav.ros.launch_args import FleetError, NODE_NAME, split_node_names
@@ -130,10 +132,78 @@ def check_sections_reach(path, node_name, full_names):
         if not tokens or not own.fullmatch(tokens[-1]):
             continue
         if not any(_reaches(tokens, name) for name in full_names):
-            nodes = full_names[0] + (f' .. {full_names[-1]}' if len(full_names) > 1 else '')
             raise FleetError(f'{path}: section {key!r} reaches no node of this launch (the nodes '
-                             f'are {nodes}) and ROS 2 would drop its parameters silently: put '
-                             f"them under '/**/{node_name}:' or '/**:'")
+                             f'are {_fleet_names(full_names)}) and ROS 2 would drop its '
+                             f"parameters silently: put them under '/**/{node_name}:' or '/**:'")
+
+
+def _fleet_names(full_names):
+    """Name the nodes of a launch in a message: '/orca_nav' or '/r1/orca_nav .. /r8/orca_nav'."""
+    return full_names[0] + (f' .. {full_names[-1]}' if len(full_names) > 1 else '')
+
+
+def check_file_reaches(path, full_names):
+    """
+    Refuse a params file of which no section reaches a node of the launch.
+
+    ``full_names``: every node of the fleet, final names (the namespace of an including file
+    and of the fleet included). ROS 2 would drop every parameter of such a file silently (a
+    section ``orca_nav_node:``, a typo, ``orca_nav:`` for a node in a namespace as ROS 2
+    reads it). A file without sections (comments only) is nothing to drop.
+    """
+    sections = list(_sections(_load_params_file(path)))
+    if not sections or any(_reaches(tokens, name) for _, tokens, _ in sections
+                           for name in full_names):
+        return
+    keys = ', '.join(repr(key) for key, _, _ in sections)
+    raise FleetError(f'{path}: no section reaches a node of this launch (its sections: {keys}; '
+                     f'the nodes: {_fleet_names(full_names)}), and ROS 2 would drop its '
+                     "parameters silently: put them under '/**:' (every node) or a node's "
+                     'name')
+
+
+def stray_robots(path):
+    """Yield (key, robots) of the sections of a file that give a robots list."""
+    for key, tokens, section in _sections(_load_params_file(path)):
+        if section.get('robots'):
+            yield key, tokens, section['robots']
+
+
+def check_robots_reach(path, full_names):
+    """Refuse a file whose robots list is in a section that reaches no node of the launch."""
+    for key, tokens, _ in stray_robots(path):
+        if not any(_reaches(tokens, name) for name in full_names):
+            raise FleetError(f'{path}: section {key!r}, which has the robots list, reaches no '
+                             f'node of this launch (the nodes: {_fleet_names(full_names)}): '
+                             "put it under '/**:' or the node's name, or give robots:=")
+
+
+def reach_in_namespace(path, node_names, namespace):
+    """
+    Return ``path``, or a copy in which the bare ``<node>:`` sections reach the nodes anywhere.
+
+    ``node_names``: the nodes' own names (orca_nav, or orca_nav_0 ..); ``namespace``: where
+    they run (final; '' = the root: nothing to do, '*' = each in its own). ROS 2 reads a
+    section ``orca_nav:`` as ``/orca_nav``: it does not reach ``/fleet/orca_nav``
+    (measured) and the node would start with the defaults. As
+    Nav2's bringup rewrites its params file into the namespace (RewrittenYaml's root_key),
+    the copy (a temporary file, as launch_ros's own) has ``/**/<node>:`` instead (the file is
+    given to the node's own process only).
+    """
+    data = _load_params_file(path)
+    ns = namespace.strip('/')
+    bare = [key for key in data if key in node_names and isinstance(data[key], dict)
+            and 'ros__parameters' in data[key] and f'/**/{key}' not in data]
+    if not ns or not bare:
+        return path
+    rewritten = {(f'/**/{key}' if key in bare else key): value for key, value in data.items()}
+    folder = tempfile.mkdtemp(prefix='orca_nav_params_')
+    copy = os.path.join(folder, os.path.basename(path))
+    with open(copy, 'w') as f:
+        f.write(f'# {path} for nodes in a namespace: its sections {", ".join(bare)} as '
+                '/**/<node> (orca_nav.launch.py)\n')
+        yaml.safe_dump(rewritten, f, sort_keys=False)
+    return copy
 
 
 def _spec(name):

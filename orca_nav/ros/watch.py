@@ -3,10 +3,14 @@ What the node watches on wall time: the process that started it, and /clock in a
 
 ROS timers do not run on simulated time until a ``/clock`` message arrives, so both checks run
 on a steady-clock timer of their own (``WATCH_PERIOD``), whatever clock the node ticks on.
+``watch_parent`` is the same parent watch for the simulator and the demo: ``ros2 launch``
+killed with SIGTERM exits without stopping its processes.
 """
 
 import os
 import signal
+import sys
+import threading
 import time
 
 # [s] wall (steady) time between two looks at the process that started the node and at /clock.
@@ -44,7 +48,7 @@ class NodeWatch:
         """Stop when the starting process is gone; warn when /clock never came."""
         if self._parent_gone:
             return
-        if self.parent_pid != 1 and os.getppid() != self.parent_pid:
+        if parent_gone(self.parent_pid):
             self._parent_gone = True
             self._node.get_logger().error(f'the process that started this node (pid '
                                           f'{self.parent_pid}) is gone: stopping every robot '
@@ -62,3 +66,33 @@ class NodeWatch:
             self._node.get_logger().warning(f'{reason} (is the simulator running? '
                                             'use_sim_time:=false on real robots)')
             self._outputs.no_clock(reason)
+
+
+def parent_gone(parent_pid):
+    """Whether the process ``parent_pid`` that started this one is gone (init started it: no)."""
+    return parent_pid != 1 and os.getppid() != parent_pid
+
+
+def watch_parent(name, period=WATCH_PERIOD):
+    """
+    Send this process SIGTERM once the process that started it is gone; return the thread.
+
+    A daemon thread on wall time: the process's own SIGTERM handling then ends it cleanly
+    (the simulator saves its ground truth, the demo stops the fleet). ``name`` is the
+    process's, for the one line it prints.
+    """
+    parent = os.getppid()
+
+    def watch():
+        while not parent_gone(parent):
+            time.sleep(period)
+        os.kill(os.getpid(), signal.SIGTERM)
+        try:  # the launch that read this process's output may have gone with its pipe
+            print(f'{name}: the process that started it (pid {parent}) is gone: exiting',
+                  file=sys.stderr, flush=True)
+        except OSError:
+            pass
+
+    thread = threading.Thread(target=watch, name=f'{name} parent watch', daemon=True)
+    thread.start()
+    return thread

@@ -42,6 +42,7 @@ import numpy as np
 from orca_nav.ros.launch_args import NODE_NAME
 from orca_nav.ros.messages import make_goal, odometry_to_tuple
 from orca_nav.ros.params import FLEET_BY_NAME
+from orca_nav.ros.watch import watch_parent
 from orca_nav.sim.demo_launch import (EXIT_COLLISION, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK,
                                       EXIT_TIMEOUT)
 from orca_nav.sim.metrics import (compute_metrics, format_table, metrics_record,
@@ -422,6 +423,10 @@ def _run(args, interrupted):
                              truth_path, t_end, bool(interrupted))
     if args.metrics_json:
         print(f'metrics JSON: {write_metrics_json(args.metrics_json, record)}', flush=True)
+    if interrupted and args.attach:
+        # Under ros2 launch, Ctrl-C stops the whole launch, which exits 0; so does the demo
+        # (launch reports any other exit code as "process has died", in red).
+        status = EXIT_OK
     if status == EXIT_OK and work is not None:
         for f in files + [c.log_path for c in children]:
             f.unlink(missing_ok=True)
@@ -523,7 +528,9 @@ def _drive_run(monitor, children, timeout, quiet, interrupted):
 
 def main(argv=None):
     """Console entry point: run the demo and exit with its status."""
-    sys.exit(run(parse_args(argv)))
+    args = parse_args(argv)
+    watch_parent('orca_nav_demo')  # ros2 launch killed by SIGTERM leaves its processes
+    sys.exit(run(args))
 
 
 if __name__ == '__main__':

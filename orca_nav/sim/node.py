@@ -48,6 +48,7 @@ from nav_msgs.msg import OccupancyGrid, Odometry
 from nav_msgs.srv import GetMap
 import numpy as np
 from orca_nav.ros.messages import quaternion_from_yaw
+from orca_nav.ros.watch import watch_parent
 from orca_nav.sim.maps import scenario_grid
 from orca_nav.sim.scenarios import load_scenario, ScenarioError
 from orca_nav.sim.world import clamp_command, Scanner, World
@@ -67,6 +68,9 @@ TRAJECTORY_SAVE_PERIOD = 2.0  # [s] wall time between ground-truth snapshots on 
 TRAJECTORY_MAX_SAMPLES = 180000  # an hour at 50 Hz: a simulator left running stops recording
 MAP_TOPIC = '/map'
 STOP_POLL_PERIOD = 0.05  # [s] how often main() looks at the stop flag set by a signal
+# [s] between two looks for another simulator of the same robots on the domain (a left-over
+# one drives the same robots from its own world: the demo's robots do not get home).
+ALONE_CHECK_PERIOD = 3.0
 # As map_server: reliable and transient local, so a subscriber that comes late gets the map.
 MAP_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
                      reliability=ReliabilityPolicy.RELIABLE,
@@ -142,6 +146,8 @@ class SimNode(Node):
         self.clock_pub = (self.create_publisher(Clock, '/clock', QoSProfile(depth=10))
                           if p['publish_clock'] else None)
         self.create_timer(self.nominal_dt, self._step)
+        self.others = []  # the other publishers of the robots' odometry, once found
+        self.create_timer(ALONE_CHECK_PERIOD, self.check_alone)
         self.create_timer(1.0 / p['odom_rate'], self._publish_odom)
         self.create_timer(1.0 / p['scan_rate'], self._publish_scans)
         if p['trajectory_file']:
@@ -293,6 +299,19 @@ class SimNode(Node):
 
     # --- ground truth ---------------------------------------------------------------------
 
+    def check_alone(self):
+        """Log an error naming the other publishers of a robot's odometry (another simulator)."""
+        for pub in list(self.odom_pubs.values())[:1]:
+            infos = self.get_publishers_info_by_topic(pub.topic_name)
+            others = sorted('/'.join((i.node_namespace.rstrip('/'), i.node_name)) for i in infos)
+            if len(infos) > 1 and others != self.others:
+                domain = os.environ.get('ROS_DOMAIN_ID', '0')
+                self.get_logger().error(
+                    f'{len(infos)} publishers of {pub.topic_name} on ROS_DOMAIN_ID={domain}: '
+                    f'{", ".join(others)}: another simulator of these robots runs (a left-over '
+                    'one? stop it): each moves the robots of its own world')
+            self.others = others if len(infos) > 1 else []
+
     def save_trajectory(self):
         """
         Write the ground truth so far to trajectory_file (atomically), if one is set.
@@ -325,6 +344,7 @@ def main(args=None):
     previous = {sig: signal.signal(sig, lambda signum, frame: stop.append(signum))
                 for sig in (signal.SIGINT, signal.SIGTERM)}
     node = None
+    watch_parent('orca_nav_sim')  # ros2 launch killed by SIGTERM leaves its processes
     try:
         node = SimNode()
         executor = SingleThreadedExecutor()
