@@ -8,23 +8,11 @@ import numpy as np
 from orca_nav.control import FleetConfig, FleetController, FleetInputs, RobotState
 from orca_nav.control.map_model import MapModel, split_segments
 from orca_nav.control.navigation import NavigationConfig
+from orca_nav.control.warmup import InlineExecutor
 from orca_nav.core.grid import GridMap
 import pytest
 
 RES = 0.05  # [m / cell]
-
-
-class InlineExecutor:
-    """A concurrent.futures-like executor that runs each job at once (deterministic tests)."""
-
-    def submit(self, fn, *args):
-        """Run fn(*args) now; return a finished Future."""
-        future = Future()
-        future.set_result(fn(*args))
-        return future
-
-    def shutdown(self, **kwargs):
-        """Nothing to stop."""
 
 
 def box_map(width_m, height_m, boxes):

@@ -55,7 +55,7 @@ BUILD_VARIANTS = (
 
 
 class InlineExecutor:
-    """A concurrent.futures-like executor that runs each job at once (routes, in a warm-up)."""
+    """A concurrent.futures-like executor that runs each job at once (warm-up, tests)."""
 
     def submit(self, fn, *args):
         """Run fn(*args) now; return its finished Future."""
