@@ -36,9 +36,10 @@ import time
 
 import numpy as np
 from orca_nav.control import FleetController, FleetInputs
+from orca_nav.control.config import resolve
+from orca_nav.control.parameters import defaults, validate
 from orca_nav.control.scan_memory import ScanInput
 from orca_nav.core.raycast import cast_rays
-from orca_nav.ros.params import defaults, resolve, validate
 import pyrvo
 import yaml
 

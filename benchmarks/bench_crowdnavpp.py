@@ -47,7 +47,7 @@ import multiprocessing
 import time
 
 import numpy as np
-from orca_nav.ros.params import validate
+from orca_nav.control.parameters import validate
 import pyrvo
 
 try:  # as a package (python -m benchmarks...) or loaded by file (the tests' load_benchmark)

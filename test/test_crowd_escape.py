@@ -9,9 +9,10 @@ benchmark (benchmarks/bench_crowd.py, docs/crowds.md).
 
 import numpy as np
 from orca_nav.control import FleetConfig, FleetController, FleetInputs
+from orca_nav.control import parameters as params
+from orca_nav.control.config import resolve
 from orca_nav.core import compute_velocities
 from orca_nav.core.escape import step_intrusion, time_to_contact
-from orca_nav.ros import params
 from orca_nav.sim.scenarios import Robot
 from orca_nav.sim.world import rows_scenario, World
 import pytest
@@ -176,7 +177,7 @@ def _crowd_episode(seed, n_humans=5, period=0.25):
     values = params.defaults(['r'])
     values.update(radius=0.3, max_speed=1.0, rate=1.0 / period)
     assert params.validate(values) is None
-    settings = params.resolve(values)  # the node's defaults
+    settings = resolve(values)  # the node's defaults
     ctrl = FleetController(settings.fleet, settings.navigation)
     ctrl.set_goal(0, 0.0, 4.0)
     x, v, gap = np.array([0.0, -4.0]), np.zeros(2), np.inf
@@ -223,7 +224,7 @@ def test_each_observed_robot_says_whether_it_avoids_back():
     values = params.defaults(['r'], ['peer', 'forklift'])
     values.update({'peer.reciprocate': True})
     assert params.validate(values) is None
-    cfg = params.resolve(values).fleet
+    cfg = resolve(values).fleet
     assert cfg.reciprocate.tolist()[1:] == [True, False]
 
     def first_command(other):

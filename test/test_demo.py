@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 import numpy as np
-from orca_nav.ros.params import FLEET_BY_NAME
+from orca_nav.control.parameters import FLEET_BY_NAME
 from orca_nav.sim import demo
 from orca_nav.sim.demo import EXIT_COLLISION, EXIT_ERROR, EXIT_OK, parse_args
 from orca_nav.sim.metrics import compute_metrics, format_table, metrics_record

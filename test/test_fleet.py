@@ -4,8 +4,9 @@ import os
 from pathlib import Path
 import re
 
+from orca_nav.control import parameters as P
+from orca_nav.control.config import resolve
 from orca_nav.ros import fleet, launch_args
-from orca_nav.ros import params as P
 from orca_nav.ros.node import OrcaNavNode
 from orca_nav.ros.params_file import per_robot_parameters
 import pytest
@@ -171,17 +172,17 @@ def test_default_config_changes_no_robot_and_the_drive_argument_reaches_every_ro
     given = fleet.read_params_file(CONFIG)
     assert set(given) <= set(P.FLEET_BY_NAME), set(given) - set(P.FLEET_BY_NAME)
     (plan,) = fleet.plan_nodes('central', 'robot1..robot8', params_file=str(CONFIG))
-    settings = P.resolve(_effective(plan))
+    settings = resolve(_effective(plan))
     assert settings.fleet.radius.tolist() == [0.2] * 8 and not settings.fleet.differential.any()
     assert not settings.fleet.odom_offset.any()
     (plan,) = fleet.plan_nodes('central', '', params_file=str(EXAMPLE))
-    assert P.resolve(_effective(plan)).fleet.differential.tolist() == [False, True, False, False]
+    assert resolve(_effective(plan)).fleet.differential.tolist() == [False, True, False, False]
     (plan,) = fleet.plan_nodes('central', '', params_file=str(EXAMPLE),
                                overrides={'drive': 'holonomic'})
-    assert not P.resolve(_effective(plan)).fleet.differential.any()
+    assert not resolve(_effective(plan)).fleet.differential.any()
     plans = fleet.plan_nodes('decentralised', '', params_file=str(EXAMPLE),
                              overrides={'drive': 'differential'})
-    assert all(P.resolve(_effective(p)).fleet.differential.all() for p in plans)
+    assert all(resolve(_effective(p)).fleet.differential.all() for p in plans)
 
 
 def test_robot_ranges_keep_zero_padding():
@@ -335,7 +336,7 @@ def test_sim_demo_plan_is_checked():
     assert params[0] == str(EXAMPLE)
     values = fleet.read_params_file(EXAMPLE)
     values.update(params[1])
-    settings = P.resolve(fleet.check_node_parameters(values))
+    settings = resolve(fleet.check_node_parameters(values))
     assert not settings.fleet.odom_offset.any()
     assert settings.names == tuple(plan['node']['robots'])
     for key, value, message in (('goal_tolerance', -0.1, 'goal_tolerance must be between'),
@@ -388,7 +389,7 @@ def test_nodes_splits_the_central_layout_into_contiguous_shares_that_observe_the
         assert p.parameters == [str(CONFIG), {
             'robots': p.robots, 'observed_reciprocate': True,
             'observed_robots': p.observed_robots}]
-        settings = P.resolve(_effective(p))
+        settings = resolve(_effective(p))
         assert settings.n_controlled == len(p.robots)
         assert settings.names == tuple(p.robots + p.observed_robots)
         assert settings.params.observed_reciprocate

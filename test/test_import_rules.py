@@ -5,7 +5,9 @@ The layering of orca_nav, checked on the source with ``ast`` (every import, also
   none of orca_nav.ros, orca_nav.sim, orca_nav.control;
 - ``orca_nav.control`` (the fleet controller) imports no ROS and none of orca_nav.ros,
   orca_nav.sim;
-- ``orca_nav.ros`` (the ROS node) never imports orca_nav.sim (the simulator and the demo).
+- ``orca_nav.ros`` (the ROS node) never imports orca_nav.sim (the simulator and the demo);
+- ``orca_nav.sim`` takes the parameter table and ``resolve`` from orca_nav.control, never
+  through orca_nav.ros.params (which only declares them on a node).
 
 orca_nav/node.py and orca_nav/demo.py are entry-point shims (``python -m orca_nav.node``) and
 exempt.
@@ -43,6 +45,7 @@ RULES = {
                          (lambda m: within(m, 'orca_nav.ros'), 'orca_nav.ros'),
                          (lambda m: within(m, 'orca_nav.sim'), 'orca_nav.sim')],
     'orca_nav.ros': [(lambda m: within(m, 'orca_nav.sim'), 'orca_nav.sim')],
+    'orca_nav.sim': [(lambda m: within(m, 'orca_nav.ros.params'), 'orca_nav.ros.params')],
 }
 
 
@@ -122,6 +125,8 @@ def test_every_layer_exists():
     ('from ..control import fleet', 'orca_nav.core.x', ['orca_nav.control']),
     ('import orca_nav.sim.maps', 'orca_nav.control.x', ['orca_nav.sim']),
     ('import rclpy\nfrom orca_nav.sim import maps', 'orca_nav.sim.node', []),
+    ('from orca_nav.ros import params as P', 'orca_nav.sim.demo', ['orca_nav.ros.params']),
+    ('from orca_nav.control.parameters import ROBOT_NAME', 'orca_nav.sim.demo', []),
     ('from orca_nav.core import grid\nimport numpy', 'orca_nav.control.x', []),
 ])
 def test_the_checker_catches_what_it_should(source, module, expected):

@@ -11,10 +11,11 @@ import math
 from builtin_interfaces.msg import Time
 import numpy as np
 from orca_nav.control import FleetConfig, FleetController, FleetInputs
+from orca_nav.control import parameters as P
+from orca_nav.control.config import resolve
 from orca_nav.control.localisation import correction
 from orca_nav.core.geometry import compose_poses
 from orca_nav.ros import messages
-from orca_nav.ros import params as P
 import pytest
 
 PERIOD = 0.1
@@ -193,8 +194,7 @@ def test_parameters_validated():
     """The localisation parameters: ranges and topic names; bad values refused with reasons."""
     values = P.defaults(['r1', 'r2'])
     assert P.validate(values) is None
-    settings = P.resolve(dict(values, covariance_scale=3.0, max_inflation=0.25,
-                              pose_timeout=2.0))
+    settings = resolve(dict(values, covariance_scale=3.0, max_inflation=0.25, pose_timeout=2.0))
     fleet = settings.fleet
     assert (fleet.covariance_scale, fleet.max_inflation, fleet.pose_timeout) == (3.0, 0.25, 2.0)
     for name, bad, reason in [('covariance_scale', -1.0, 'between'),
@@ -206,8 +206,8 @@ def test_parameters_validated():
                               ('pose_topic', 3, 'string')]:
         error = P.validate(dict(values, **{name: bad}))
         assert error and name in error and reason in error, (name, error)
-    topics = P.per_robot(dict(values, pose_topic='amcl_pose', **{'r2.pose_topic': 'loc'}),
-                         ['r1', 'r2'], 'pose_topic')
+    topics = P.robot_values(dict(values, pose_topic='amcl_pose', **{'r2.pose_topic': 'loc'}),
+                            ['r1', 'r2'], 'pose_topic')
     assert topics == ['amcl_pose', 'loc']
 
 
@@ -222,6 +222,6 @@ def test_robots_without_a_pose_source_ignore_poses():
     positions = ctrl.step(inputs, 0.1).positions
     assert positions.tolist() == [[1.0, 0.0], [5.0, 5.0]]
     values = P.defaults(['r1', 'r2'])
-    assert not P.resolve(values).fleet.pose_source.any()
+    assert not resolve(values).fleet.pose_source.any()
     values['r2.pose_topic'] = 'amcl_pose'
-    assert P.resolve(values).fleet.pose_source.tolist() == [False, True]
+    assert resolve(values).fleet.pose_source.tolist() == [False, True]

@@ -137,7 +137,8 @@ def test_two_walkers_side_by_side_are_two_moving_objects_not_a_wall():
 
 
 def test_tracker_thresholds_are_node_parameters():
-    from orca_nav.ros.params import defaults, resolve, validate
+    from orca_nav.control.config import resolve
+    from orca_nav.control.parameters import defaults, validate
     values = defaults(['r1'])
     values.update(scan_enabled=True, track_people=True, track_confirm_hits=4,
                   track_confirm_time=0.3, track_min_speed=0.2, track_max_diameter=1.0,

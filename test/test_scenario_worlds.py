@@ -16,9 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 from orca_nav.control import FleetConfig, FleetController, FleetInputs, RobotState
+from orca_nav.control import parameters as P
+from orca_nav.control.config import resolve
 from orca_nav.control.navigation import NavigationConfig
 from orca_nav.core.grid import GridMap
-from orca_nav.ros import params as P
 from orca_nav.sim.maps import scenario_grid
 from orca_nav.sim.metrics import compute_metrics
 from orca_nav.sim.processes import node_params
@@ -77,7 +78,7 @@ def run_world(scenario, drive, fleet=None, **params):
     values = {**P.defaults(values['robots'], values.get('observed_robots', [])), **values,
               **params}
     assert P.validate(values) is None, P.validate(values)
-    settings = P.resolve(values)
+    settings = resolve(values)
     row = np.array([s.names.index(name) for name in settings.names])  # node row -> scenario
     c = settings.n_controlled
     data, width, height, resolution, origin = scenario_grid(s)

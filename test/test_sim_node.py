@@ -9,8 +9,8 @@ from helpers import Probe, seconds_of, spin_for, spin_until, yaw_of
 from nav_msgs.msg import OccupancyGrid, Odometry
 from nav_msgs.srv import GetMap
 import numpy as np
+from orca_nav.control.parameters import FLEET_BY_NAME
 from orca_nav.core.raycast import cast_rays
-from orca_nav.ros.params import FLEET_BY_NAME
 from orca_nav.sim.maps import scenario_grid
 from orca_nav.sim.node import MAP_QOS, MAP_TOPIC, SimNode
 from orca_nav.sim.scenarios import load_scenario, scenario_from_dict, ScenarioError

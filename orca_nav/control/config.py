@@ -6,7 +6,7 @@ A ``FleetConfig`` has no defaults of its own: it is built from the parameter tab
 without ROS: the node's defaults with the given changes) or ``uniform`` (tests).
 """
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields, make_dataclass, replace
 import difflib
 
 import numpy as np
@@ -247,3 +247,40 @@ def _give_way(values, names):
             mask[i, [ids.index(g) for g in row]] = True
         out['ignore'] = mask
     return out
+
+
+# Python type of each ROS parameter type (the typed fields of FleetValues).
+PY_TYPES = {'double': float, 'integer': int, 'bool': bool, 'string': str, 'string_array': list,
+            'double_array': list}
+
+# Every fleet parameter as a typed, read-only field: ``settings.params.goal_tolerance``.
+FleetValues = make_dataclass(
+    'FleetValues', [(spec.name, PY_TYPES[spec.type]) for spec in T.FLEET_PARAMS], frozen=True,
+    namespace={'__doc__': 'The fleet parameters as typed fields (built from FLEET_PARAMS).'})
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Accepted parameters: typed fleet values, the controller's FleetConfig and the raw dict."""
+
+    params: FleetValues  # every fleet parameter, typed
+    fleet: FleetConfig   # per-robot arrays (robots + observed_robots, commanded first)
+    navigation: NavigationConfig  # route following
+    values: dict         # the accepted {name: value}, merged with new ones on a parameter set
+
+    @property
+    def names(self):
+        """Return the robot names, commanded first, then observed."""
+        return self.fleet.names
+
+    @property
+    def n_controlled(self):
+        """Return the number of commanded robots (the first rows)."""
+        return self.fleet.n_controlled
+
+
+def resolve(values):
+    """Turn a validated ``{name: value}`` set into ``Settings``: every consumer's config."""
+    params = FleetValues(**{spec.name: values[spec.name] for spec in T.FLEET_PARAMS})
+    return Settings(params=params, fleet=FleetConfig.from_values(values),
+                    navigation=navigation_config(values), values=dict(values))

@@ -29,6 +29,7 @@ controller's ``FleetConfig.from_values`` builds from them what the node runs. No
 """
 
 from dataclasses import dataclass, replace
+import difflib
 import math
 import re
 
@@ -601,3 +602,32 @@ def unknown_groups(values):
     groups = set(robot_values(values, names, 'avoidance_group'))
     return sorted({g for row in robot_values(values, names, 'groups_to_ignore') for g in row}
                   - groups)
+
+
+def unused_overrides(overrides, declared, robots):
+    """
+    Sort the parameter overrides that no declared parameter takes (ROS 2 ignores them).
+
+    overrides, declared : parameter names; robots : every robot of the node (commanded and
+    observed). Returns (misspelt, other_robots): misspelt is a list of (name, hint) for names
+    that are no parameter of this node, hint the nearest declared name or None; other_robots
+    the per-robot overrides of robots the node neither commands nor observes (a params file
+    shared by several nodes).
+
+    >>> unused_overrides(['radious', 'r2.avoidance_weigth', 'r9.radius', 'radius'],
+    ...                  ['radius', 'r2.avoidance_weight', 'r2.radius'], ['r2'])
+    ([('radious', 'radius'), ('r2.avoidance_weigth', 'r2.avoidance_weight')], ['r9.radius'])
+    """
+    declared = set(declared)
+    robots = set(robots)
+    misspelt, other = [], []
+    for name in overrides:
+        if name in declared or name.startswith('qos_overrides.'):
+            continue
+        robot, _, key = name.partition('.')
+        if key in ROBOT_BY_NAME and robot not in robots and ROBOT_NAME.match(robot):
+            other.append(name)
+            continue
+        close = difflib.get_close_matches(name, sorted(declared), n=1, cutoff=0.6)
+        misspelt.append((name, close[0] if close else None))
+    return misspelt, other

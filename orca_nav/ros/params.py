@@ -26,16 +26,13 @@ at start-up and, on every ``ros2 param set``, the current values merged with the
 node's typed fleet values).
 """
 
-from dataclasses import dataclass, make_dataclass
-import difflib
-
-from orca_nav.control.config import FleetConfig, navigation_config
-from orca_nav.control.navigation import NavigationConfig
+from orca_nav.control.config import (  # noqa: F401 -- re-exported for the node
+    FleetValues, resolve, Settings)
 from orca_nav.control.parameters import (  # noqa: F401 -- the table, re-exported
     all_specs, check_robot_value, check_value, defaults, FLEET_BY_NAME, FLEET_PARAMS,
     FRAME_ID, NAMESPACE, PARAMS, ParamSpec, RELATIVE_TOPIC, ROBOT_BY_NAME, ROBOT_NAME,
-    robot_param_name, ROBOT_PARAMS, robot_values, unknown_groups, validate,
-    without_commanded)
+    robot_param_name, ROBOT_PARAMS, robot_values, unknown_groups, unused_overrides,
+    validate, without_commanded)
 
 # The per-robot values of one parameter (the override, or the fleet value where unset).
 per_robot = robot_values
@@ -54,72 +51,6 @@ def robot_topic(robots_namespace, robot, topic):
     """
     name = '/'.join(t for t in (robots_namespace.strip('/'), robot, topic) if t)
     return '/' + name if robots_namespace.startswith('/') else name
-
-
-def unused_overrides(overrides, declared, robots):
-    """
-    Sort the parameter overrides that no declared parameter takes (ROS 2 ignores them).
-
-    overrides, declared : parameter names; robots : every robot of the node (commanded and
-    observed). Returns (misspelt, other_robots): misspelt is a list of (name, hint) for names
-    that are no parameter of this node, hint the nearest declared name or None; other_robots
-    the per-robot overrides of robots the node neither commands nor observes (a params file
-    shared by several nodes).
-
-    >>> unused_overrides(['radious', 'r2.avoidance_weigth', 'r9.radius', 'radius'],
-    ...                  ['radius', 'r2.avoidance_weight', 'r2.radius'], ['r2'])
-    ([('radious', 'radius'), ('r2.avoidance_weigth', 'r2.avoidance_weight')], ['r9.radius'])
-    """
-    declared = set(declared)
-    robots = set(robots)
-    misspelt, other = [], []
-    for name in overrides:
-        if name in declared or name.startswith('qos_overrides.'):
-            continue
-        robot, _, key = name.partition('.')
-        if key in ROBOT_BY_NAME and robot not in robots and ROBOT_NAME.match(robot):
-            other.append(name)
-            continue
-        close = difflib.get_close_matches(name, sorted(declared), n=1, cutoff=0.6)
-        misspelt.append((name, close[0] if close else None))
-    return misspelt, other
-
-
-# Python type of each ROS parameter type (the typed fields of FleetValues).
-PY_TYPES = {'double': float, 'integer': int, 'bool': bool, 'string': str, 'string_array': list,
-            'double_array': list}
-
-# Every fleet parameter as a typed, read-only field: ``settings.params.goal_tolerance``.
-FleetValues = make_dataclass(
-    'FleetValues', [(spec.name, PY_TYPES[spec.type]) for spec in FLEET_PARAMS], frozen=True,
-    namespace={'__doc__': 'The fleet parameters as typed fields (built from FLEET_PARAMS).'})
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Accepted parameters: typed fleet values, the controller's FleetConfig and the raw dict."""
-
-    params: FleetValues  # every fleet parameter, typed
-    fleet: FleetConfig   # per-robot arrays (robots + observed_robots, commanded first)
-    navigation: NavigationConfig  # route following
-    values: dict         # the accepted {name: value}, merged with new ones on a parameter set
-
-    @property
-    def names(self):
-        """Return the robot names, commanded first, then observed."""
-        return self.fleet.names
-
-    @property
-    def n_controlled(self):
-        """Return the number of commanded robots (the first rows)."""
-        return self.fleet.n_controlled
-
-
-def resolve(values):
-    """Turn a validated ``{name: value}`` set into ``Settings``: every consumer's config."""
-    params = FleetValues(**{spec.name: values[spec.name] for spec in FLEET_PARAMS})
-    return Settings(params=params, fleet=FleetConfig.from_values(values),
-                    navigation=navigation_config(values), values=dict(values))
 
 
 def descriptor(spec):

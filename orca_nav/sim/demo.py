@@ -39,9 +39,9 @@ import time
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry, Path as PathMsg
 import numpy as np
+from orca_nav.control.parameters import FLEET_BY_NAME
 from orca_nav.ros.launch_args import NODE_NAME
 from orca_nav.ros.messages import make_goal, odometry_to_tuple
-from orca_nav.ros.params import FLEET_BY_NAME
 from orca_nav.ros.watch import watch_parent
 from orca_nav.sim.demo_launch import (EXIT_COLLISION, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK,
                                       EXIT_TIMEOUT)

@@ -10,7 +10,7 @@ from pathlib import Path
 import signal
 import tempfile
 
-from orca_nav.ros import params as P
+from orca_nav.control.parameters import robot_param_name
 from orca_nav.ros.fleet import exit_text
 from orca_nav.ros.launch_args import FleetError, optional, parse_robots
 from orca_nav.ros.params_file import check_node_parameters, read_params_file, yaml_type_error
@@ -72,7 +72,7 @@ def plan_sim_node(params_file, node_params):
     if strangers:
         raise FleetError(f'{params_file}: observed_robots {strangers} are not in the scenario '
                          '(the scenario sets the robots)')
-    params.update({P.robot_param_name(r, 'odom_offset'): [0.0, 0.0, 0.0] for r in names})
+    params.update({robot_param_name(r, 'odom_offset'): [0.0, 0.0, 0.0] for r in names})
     given.update(params)
     check_node_parameters(given)
     return ([params_file] if params_file else []) + [params]

@@ -12,8 +12,8 @@ import math
 from pathlib import Path
 
 import numpy as np
+from orca_nav.control.parameters import FLEET_BY_NAME
 from orca_nav.core.geometry import point_segment_distance
-from orca_nav.ros.params import FLEET_BY_NAME
 from orca_nav.sim.scenarios import CONTACT_TOLERANCE
 
 # [m] the node stops a robot this close to its goal: the node's own default.

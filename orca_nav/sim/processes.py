@@ -13,7 +13,7 @@ import signal
 import subprocess
 import sys
 
-from orca_nav.ros.params import FLEET_BY_NAME
+from orca_nav.control.parameters import FLEET_BY_NAME
 from orca_nav.ros.params_file import per_robot_parameters
 from orca_nav.sim.scenarios import load_scenario, node_parameters, scenario_path
 import yaml

@@ -69,10 +69,10 @@ import os
 from pathlib import Path
 
 import numpy as np
+from orca_nav.control.parameters import ROBOT_NAME
 from orca_nav.core.drive import DRIVES
 from orca_nav.core.geometry import point_segment_distance
 from orca_nav.core.raycast import polygon_edges
-from orca_nav.ros.params import ROBOT_NAME
 import yaml
 
 
