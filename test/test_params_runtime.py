@@ -344,8 +344,8 @@ def test_node_outputs_global_frame_and_group(make_node, context):
         result = step(node, [(0.0, 0.0, 0.0)], 1.0)
 
         def publish_and_wait(count):
-            node.outputs.routes(node.controller.navigator)
-            node.outputs.status(result, node.controller)
+            node.outputs.routes(result.routes)
+            node.outputs.status(result)
             deadline = time.monotonic() + 10.0
             while (len(paths) < count or len(statuses) < count) and time.monotonic() < deadline:
                 executor.spin_once(timeout_sec=0.05)

@@ -120,6 +120,27 @@ class FleetInputs:
 
 
 @dataclass
+class Routes:
+    """The commanded robots' routes as a tick left them (what a node publishes of them)."""
+
+    version: np.ndarray  # (C,) int64: changes whenever a robot's route does
+    points: list         # (C,) (P, 2) global route points, or None (no route)
+    routed: np.ndarray   # (C,) bool: points[i] is not None
+    carrot: np.ndarray   # (C, 2) global: the point each routed robot steers for
+
+
+@dataclass
+class Counters:
+    """What the controller refused or failed at since it started (for a node's statistics)."""
+
+    solver_failures: int = 0       # solver calls that raised (then re-run)
+    odom_rejected: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # per row
+    scans_rejected: int = 0        # scans refused as malformed
+    maps_received: int = 0
+    poses_refused_late: int = 0    # localisation poses older than pose_timeout on arrival
+
+
+@dataclass
 class StepResult:
     """What one tick decided: commands and states of the C commanded robots, markers of all N."""
 
@@ -135,6 +156,15 @@ class StepResult:
     time: float = 0.0       # [s] the tick's time (``now`` of ``step``)
     # Moving tracks (people, unknown robots) avoided this tick, at ``time``.
     moving: MovingObjects = field(default_factory=MovingObjects.empty)
+    # What a node publishes beside the commands, as this tick left it:
+    goals: np.ndarray = None      # (C, 2) global goal of each commanded robot
+    has_goal: np.ndarray = None   # (C,) bool
+    reasons: list = None          # (C,) why a robot has no route ('' when it has or needs none)
+    priority: np.ndarray = None   # (C,) bool: its priority overrides the give-way rules now
+    locked: np.ndarray = None     # (C,) bool: its velocity is locked now
+    weights: np.ndarray = None    # (C,) its avoidance weight (0.5: RVO2's share)
+    routes: Routes = None
+    counters: Counters = field(default_factory=Counters)
 
 
 class FleetController:
@@ -296,9 +326,29 @@ class FleetController:
         # Travel asked of each robot: one that does not move when commanded gives no way.
         self.navigator.progress.commanded(now, velocities[:c])
         states = self._states(inputs, obs, steering, velocities, now, warnings)
+        nav = self.navigator
+        weights = cfg.avoidance_weight
         return StepResult(commands=cmd, states=states, distance=steering.distance,
                           positions=obs.pos, velocities=velocities, known=obs.known,
-                          warnings=warnings, time=now, moving=moving)
+                          warnings=warnings, time=now, moving=moving,
+                          goals=self.goal.copy(), has_goal=self.has_goal.copy(),
+                          reasons=list(nav.reason), priority=self.give_way.overridden(now),
+                          locked=now < self.give_way.lock_until,
+                          weights=(np.full(c, 0.5) if weights is None
+                                   else np.asarray(weights, float)[:c]),
+                          routes=Routes(nav.version.copy(), list(nav.points),
+                                        nav.routed.copy(), nav.carrot.copy()),
+                          counters=self.counters())
+
+    def close(self) -> None:
+        """Stop the route planning worker (the controller plans no more)."""
+        self.navigator.close()
+
+    def counters(self) -> Counters:
+        """Return what the controller refused or failed at so far."""
+        return Counters(self.avoidance.solver_failures, self.odom_rejected.copy(),
+                        self.scan_memory.rejected, self.navigator.maps_received,
+                        int(self.localisation.refused_late.sum()))
 
     def _states(self, inputs, obs, steering, velocities, now, warnings):
         """Return the commanded robots' states; warn about the robots that stay stuck."""

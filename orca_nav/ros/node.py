@@ -243,8 +243,8 @@ class OrcaNavNode(Node):
         self._result = self.controller.step(inputs, now_ns * 1e-9)
         self.report.note_fresh(inputs, now_ns * 1e-9)
         self.outputs.commands(self._result.commands)
-        self.outputs.status(self._result, self.controller)
-        self.outputs.routes(self.controller.navigator)
+        self.outputs.status(self._result)
+        self.outputs.routes(self._result.routes)
         self.outputs.tracks(self._result)
         for i, text in warnings + self._result.warnings:
             self._warn(i, text)
@@ -265,7 +265,7 @@ class OrcaNavNode(Node):
 
     def _publish_markers(self):
         if self.settings.params.publish_markers and self._result is not None:
-            self.outputs.markers(self._result, self.controller, self.settings.fleet.radius)
+            self.outputs.markers(self._result, self.settings.fleet.radius)
 
     @property
     def last_result(self):
@@ -289,7 +289,7 @@ class OrcaNavNode(Node):
         """Stop the planning worker, then destroy the node (and its intake node)."""
         # Also for a node whose start failed half-way (rclpy destroys it at shutdown).
         if hasattr(self, 'controller'):
-            self.controller.navigator.close()
+            self.controller.close()
         if hasattr(self, 'intake'):
             self.intake.destroy_node()
         return super().destroy_node()

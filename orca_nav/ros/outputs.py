@@ -110,22 +110,18 @@ class FleetOutputs:
         self.last_commands = cmd
         self.commands_published += 1
 
-    def status(self, result, controller):
+    def status(self, result):
         """Publish the status of every robot whose state (or priority, lock) changed (latched)."""
-        cfg, now = controller.config, result.time
-        give_way = np.column_stack([controller.give_way.overridden(now),
-                                    now < controller.give_way.lock_until])
-        weights = (np.full(cfg.n, 0.5) if cfg.avoidance_weight is None
-                   else np.asarray(cfg.avoidance_weight))
+        give_way = np.column_stack([result.priority, result.locked])
         changed = (give_way != self._give_way).any(axis=1)
         for i, state in enumerate(result.states):
             if state != self.states[i] or changed[i]:
                 self.states[i] = state
                 self._give_way[i] = give_way[i]
-                goal = controller.goal[i] if controller.has_goal[i] else None
+                goal = result.goals[i] if result.has_goal[i] else None
                 self._status[i].publish(messages.status_message(
                     self._names[i], state.value, goal, float(result.distance[i]),
-                    controller.navigator.reason[i], weight=float(weights[i]),
+                    result.reasons[i], weight=float(result.weights[i]),
                     group=self._groups[i], priority=bool(give_way[i, 0]),
                     locked=bool(give_way[i, 1])))
 
@@ -154,15 +150,15 @@ class FleetOutputs:
             pub.publish(messages.status_message(self._names[i], STARTING, reason=reason))
         self.states = [None] * len(self.states)
 
-    def routes(self, navigator):
+    def routes(self, routes):
         """Publish routes that changed (an empty Path: no route), ROUTES_PER_TICK at most."""
-        changed = np.flatnonzero(navigator.version != self._route_versions)
+        changed = np.flatnonzero(routes.version != self._route_versions)
         for i in changed[:ROUTES_PER_TICK]:
-            self._route_versions[i] = navigator.version[i]
-            points = navigator.points[i] if navigator.routed[i] else np.zeros((0, 2))
+            self._route_versions[i] = routes.version[i]
+            points = routes.points[i] if routes.routed[i] else np.zeros((0, 2))
             self._route[i].publish(messages.path_message(points, self._frame, self._now()))
 
-    def markers(self, result, controller, radius):
+    def markers(self, result, radius):
         """
         Publish the fleet's MarkerArray: discs, velocities, goals, routes, carrots.
 
@@ -173,9 +169,9 @@ class FleetOutputs:
             return
         n, c = len(self._names), len(self._cmd)
         goals, has_goal = np.zeros((n, 2)), np.zeros(n, bool)
-        goals[:c], has_goal[:c] = controller.goal, controller.has_goal
+        goals[:c], has_goal[:c] = result.goals, result.has_goal
         states = [s.value for s in result.states] + [RobotState.OBSERVED.value] * (n - c)
-        nav = controller.navigator
+        nav = result.routes
         carrots = np.where(nav.routed[:, None], nav.carrot, np.nan)
         stamp = self._now()
         lines = []

@@ -42,9 +42,9 @@ class TickReport:
     def counts(self):
         """Tick statistics: counts, missed periods and tick duration percentiles [ms]."""
         node = self._node
-        controller, odometry = node.controller, node.odometry
+        counters, odometry = node.controller.counters(), node.odometry
         stats = node.monitor.stats()
-        rejected = odometry.rejected_by_robot + controller.odom_rejected
+        rejected = odometry.rejected_by_robot + counters.odom_rejected
         # False while the numba kernels compile: every command is zero (ros/startup.py).
         stats.update({'ready': node.kernels.ready,
                       'odom_received': odometry.received,
@@ -53,18 +53,18 @@ class TickReport:
                       # per robot, only robots with refused odometry (keeps the JSON short)
                       'odom_rejected_by_robot': {node.settings.names[i]: int(rejected[i])
                                                  for i in np.flatnonzero(rejected)},
-                      'solver_failures': controller.solver_failures,
+                      'solver_failures': counters.solver_failures,
                       'goals_received': node.goals_received,
                       'goals_rejected': node.goals_rejected,
                       'goals_cancelled': node.goals_cancelled,
                       'scans_received': node.scans.received,
-                      'scans_rejected': controller.scan_memory.rejected,
-                      'maps_received': controller.navigator.maps_received,
+                      'scans_rejected': counters.scans_rejected,
+                      'maps_received': counters.maps_received,
                       'maps_rejected': node.maps_rejected,
                       'paths_rejected': node.paths_rejected,
                       'poses_received': node.poses.received,
-                      'poses_rejected': int(node.poses.rejected_by_robot.sum()
-                                            + controller.localisation.refused_late.sum())})
+                      'poses_rejected': (int(node.poses.rejected_by_robot.sum())
+                                         + counters.poses_refused_late)})
         return stats
 
     def take(self):
