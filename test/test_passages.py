@@ -9,8 +9,8 @@ import math
 import numpy as np
 from orca_nav.control import controller as controller_module
 from orca_nav.control import FleetConfig, passages, RobotState
-from orca_nav.control.passages import (APPROACH, FIT_SLACK, MAX_WAIT, MIN_LOOKAHEAD, narrowed,
-                                       point_ahead, Queues, single_file)
+from orca_nav.control.passages import (APPROACH, FIT_SLACK, lookahead_now, MAX_WAIT,
+                                       MIN_LOOKAHEAD, point_ahead, Queues, single_file)
 from orca_nav.core.follow import pack_routes, route_clearance
 from orca_nav.ros.messages import STATE_COLORS
 from orca_nav.sim.scenarios import scenario_from_dict, scenario_path
@@ -63,13 +63,13 @@ def test_the_point_ahead_yields_only_where_the_disc_does_not_fit():
         [0.0, 0.0]
 
 
-def test_narrowed_changes_only_the_commanded_rows_that_need_it():
-    """The config itself where nothing is narrow; else a copy with the new lookahead."""
+def test_lookahead_now_changes_only_the_commanded_rows_that_need_it():
+    """The configured lookahead where nothing is narrow; nearer the axle where it is."""
     cfg = FleetConfig.uniform(['a', 'b', 'c'], n_controlled=2, drive='differential',
                               radius=RADIUS, lookahead_distance=0.1)
-    assert narrowed(cfg, np.array([np.inf, 2.0])) is cfg
-    tick = narrowed(cfg, np.array([0.275, np.inf]))
-    assert tick.lookahead.tolist() == pytest.approx([0.0375, 0.1, 0.1])
+    assert lookahead_now(cfg, np.array([np.inf, 2.0])).tolist() == [0.1, 0.1, 0.1]
+    tick = lookahead_now(cfg, np.array([0.275, np.inf]))
+    assert tick.tolist() == pytest.approx([0.0375, 0.1, 0.1])
     assert cfg.lookahead.tolist() == [0.1, 0.1, 0.1]   # the fleet's config is not changed
 
 
@@ -84,7 +84,8 @@ def test_a_differential_robot_passes_a_door_with_the_default_lookahead(monkeypat
     history, _, states = run(grid, starts, goals, steps=1500, drive='differential')
     assert states == [RobotState.REACHED] * 2
     assert wall_clearance(grid, history) > RADIUS - 1e-6
-    monkeypatch.setattr(controller_module, 'narrowed', lambda config, clearance: config)
+    monkeypatch.setattr(controller_module, 'lookahead_now',
+                        lambda config, clearance: config.lookahead)
     history, _, states = run(grid, starts, goals, steps=1500, drive='differential')
     assert RobotState.REACHED not in states
     assert (history[-1, :, 0] < 5.0).tolist() == [True, False]   # each in front of the door

@@ -122,7 +122,7 @@ class Avoidance:
             agent_horizon=np.where(yields, cfg.person_time_horizon, cfg.time_horizon),
             neighbor_reach=np.where(yields, cfg.person_neighbor_dist, cfg.neighbor_dist),
             keep_margin=~yields, heading=obs.ahead_yaw,
-            lookahead=np.where(cfg.differential, cfg.lookahead, 0.0),
+            lookahead=np.where(cfg.differential, obs.lookahead, 0.0),
             max_turn_rate=np.broadcast_to(cfg.max_angular_speed, (cfg.n,)),
             lead_time=np.zeros(cfg.n),
             **self.give_way.core_arguments(cfg, now, np.arange(cfg.n)))

@@ -16,7 +16,7 @@ class Commands:
         """Start without a last command (the odometry twist is the first origin)."""
         self.last = None  # (C, 3) the commands of the last tick: accelerations' origin
 
-    def reach(self, cfg, twist: np.ndarray, yaw: np.ndarray):
+    def reach(self, cfg, twist: np.ndarray, yaw: np.ndarray, lookahead: np.ndarray):
         """
         Return the core's acceleration arguments for the N rows and their origin commands.
 
@@ -37,28 +37,30 @@ class Commands:
         diff = cfg.differential
         accel_from = np.where(
             diff[:, None],
-            drive.lookahead_velocities(body[:, 0], body[:, 2], yaw, cfg.lookahead),
+            drive.lookahead_velocities(body[:, 0], body[:, 2], yaw, lookahead),
             drive.body_to_world(body[:, :2], yaw))
-        sideways = np.where(angular > 0.0, cfg.lookahead * angular, 0.0)
+        sideways = np.where(angular > 0.0, lookahead * angular, 0.0)
         max_accel = np.where(diff, _tighter(accel, sideways), accel)
         max_decel = np.where(diff, _tighter(decel, sideways), decel)
         return max_accel, max_decel, accel_from, previous
 
-    def command(self, cfg, velocities, yaw, active, warnings, previous=None) -> np.ndarray:
+    def command(self, cfg, velocities, yaw, active, warnings, previous=None,
+                lookahead=None) -> np.ndarray:
         """
         Global ORCA velocities (C, 2) -> body-frame commands (C, 3) of active robots.
 
-        previous : (C, 3) the last commands (the acceleration limits' origin) or None.
-        Computed for all robots at once; if that raises, robot by robot, and a robot whose
-        own mapping fails gets a zero command (and a warning), the others theirs. The
-        result becomes the next tick's origin (``last``).
+        previous : (C, 3) the last commands (the acceleration limits' origin) or None;
+        lookahead : (N,) this tick's points ahead (``Observation.lookahead``; None: the
+        config's). Computed for all robots at once; if that raises, robot by robot, and a
+        robot whose own mapping fails gets a zero command (and a warning), the others theirs.
+        The result becomes the next tick's origin (``last``).
         """
-        self.last = self._command(cfg, velocities, yaw, active, warnings, previous)
+        self.last = self._command(cfg, velocities, yaw, active, warnings, previous, lookahead)
         return self.last.copy()
 
-    def _command(self, cfg, velocities, yaw, active, warnings, previous):
+    def _command(self, cfg, velocities, yaw, active, warnings, previous, lookahead):
         try:
-            return self._map(cfg, velocities, yaw, active, previous)
+            return self._map(cfg, velocities, yaw, active, previous, lookahead)
         except Exception:  # noqa: B902 -- isolate the robot it fails for, below
             pass
         cmd = np.zeros((cfg.n_controlled, 3))
@@ -66,18 +68,19 @@ class Commands:
             alone = np.zeros_like(active)
             alone[i] = True
             try:
-                cmd[i] = self._map(cfg, velocities, yaw, alone, previous)[i]
+                cmd[i] = self._map(cfg, velocities, yaw, alone, previous, lookahead)[i]
             except Exception as exc:  # noqa: B902 -- only this robot stops
                 warnings.append((int(i), f'command: drive mapping failed ({exc!r}); stopped'))
         return cmd
 
-    def _map(self, cfg, velocities, yaw, active, previous=None):
+    def _map(self, cfg, velocities, yaw, active, previous=None, lookahead=None):
         """
         Map the velocities of the active robots to their drives' commands, then limit.
 
         Differential robots' (v, w) changes are clipped to the acceleration limits from
         ``previous`` (C, 3); holonomic robots' velocities are reachable already (the core).
         """
+        lookahead = cfg.lookahead if lookahead is None else lookahead
         c = cfg.n_controlled
         cmd = np.zeros((c, 3))
         diff = cfg.differential[:c]
@@ -89,7 +92,7 @@ class Commands:
         if dif.any():
             accel, decel, angular = (limit[:c][dif] for limit in cfg.accel_limits)
             lin, ang = drive.differential_command(
-                velocities[dif], yaw[dif], cfg.lookahead[:c][dif], cfg.max_speed[:c][dif],
+                velocities[dif], yaw[dif], lookahead[:c][dif], cfg.max_speed[:c][dif],
                 cfg.max_angular_speed[:c][dif],
                 None if previous is None else (previous[dif, 0], previous[dif, 2]),
                 accel, decel, angular, cfg.period)

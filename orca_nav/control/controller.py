@@ -27,7 +27,7 @@ from .config import FleetConfig
 from .giveway import GiveWay
 from .navigation import NavigationConfig, Navigator
 from .observation import Observer
-from .passages import narrowed
+from .passages import lookahead_now
 from .people import MovingObjects, PeopleTracker
 from .reports import robot_state, StuckReports
 from .steering import steer
@@ -301,18 +301,19 @@ class FleetController:
         its last valid pose, as a stale one; the others' commands do not change. Every command
         is finite and within the robot's limits.
         """
-        # Narrow passages (control/passages.py): this tick, a differential robot's point ahead
-        # comes nearer its axle where its route is narrower than its ORCA disc.
-        cfg = narrowed(self.config, self.navigator.clearance)
+        cfg = self.config
         c = cfg.n_controlled
         warnings = []
+        # Narrow passages (control/passages.py): this tick, a differential robot's point ahead
+        # comes nearer its axle where its route is narrower than its ORCA disc.
+        lookahead = lookahead_now(cfg, self.navigator.clearance)
         # Observe: every robot now (valid, fresh, stale), as an ORCA disc when the command acts.
-        obs = self.observer.observe(inputs, cfg, now, warnings)
+        obs = self.observer.observe(inputs, cfg, now, warnings, lookahead)
         # Steer: preferred velocities toward the goals or the routes' carrots.
         steering = steer(cfg, now, obs.pos, obs.known, obs.fresh, self.goal, self.has_goal,
                          self.navigator, self.give_way)
         # Avoid: one solver call for robots, people and obstacles, within each robot's reach.
-        *reach, previous = self.commands.reach(cfg, obs.twist, obs.ahead_yaw)
+        *reach, previous = self.commands.reach(cfg, obs.twist, obs.ahead_yaw, obs.lookahead)
         velocities, moving = self.avoidance.avoid(cfg, now, inputs, obs, steering, reach,
                                                   self.people, warnings)
         warnings += self.navigator.warnings
@@ -321,7 +322,7 @@ class FleetController:
         self.navigator.progress.gentle(velocities[:c])
         # Command: each drive's command within its limits, remembered for the next ticks.
         cmd = self.commands.command(cfg, velocities[:c], obs.ahead_yaw[:c], obs.active[:c],
-                                    warnings, previous)
+                                    warnings, previous, obs.lookahead)
         self.observer.commanded(now, cmd, cfg.command_delay)
         # Travel asked of each robot: one that does not move when commanded gives no way.
         self.navigator.progress.commanded(now, velocities[:c])

@@ -41,6 +41,7 @@ class Observation:
     orca_vel: np.ndarray   # (N, 2) [m/s] their velocities (stale robots: zero)
     contact_radius: np.ndarray  # (N,) [m] true disc (+ lookahead, + localisation inflation)
     orca_radius: np.ndarray     # (N,) [m] contact_radius + safety_margin
+    lookahead: np.ndarray       # (N,) [m] this tick's point ahead (0: holonomic)
 
 
 class Observer:
@@ -57,7 +58,7 @@ class Observer:
         self.sent = []  # (time it takes effect [s], (C, 3) command) of the last ticks
         self.odom_rejected = np.zeros(n, np.int64)  # odometry refused here, per robot
 
-    def observe(self, inputs, cfg, now: float, warnings: list) -> Observation:
+    def observe(self, inputs, cfg, now: float, warnings: list, lookahead=None) -> Observation:
         """
         Every robot at ``now`` [s] (the clock of ``inputs.odom_time``) for this tick.
 
@@ -91,17 +92,19 @@ class Observer:
         # axle (radius + margin + lookahead) for differential ones. Stale robots stand still.
         diff = cfg.differential
         centre_vel = drive.body_to_world(twist[:, :2], ahead_yaw)
-        point_vel = drive.lookahead_velocities(twist[:, 0], twist[:, 2], ahead_yaw,
-                                               cfg.lookahead)
+        if lookahead is None:
+            lookahead = cfg.lookahead
+        point_vel = drive.lookahead_velocities(twist[:, 0], twist[:, 2], ahead_yaw, lookahead)
         orca_pos = np.where(diff[:, None],
-                            drive.lookahead_points(ahead_pos, ahead_yaw, cfg.lookahead),
+                            drive.lookahead_points(ahead_pos, ahead_yaw, lookahead),
                             ahead_pos)
         orca_vel = np.where(diff[:, None], point_vel, centre_vel)
         orca_vel[~fresh] = 0.0
         # Localised robots grow by their pose uncertainty (covariance_scale, max_inflation).
-        contact_radius = cfg.radius + cfg.lookahead + self.localisation.inflation(cfg)
+        contact_radius = cfg.radius + lookahead + self.localisation.inflation(cfg)
         return Observation(pos, yaw, twist, valid, known, fresh, present, active, ahead_yaw,
-                           orca_pos, orca_vel, contact_radius, contact_radius + cfg.safety_margin)
+                           orca_pos, orca_vel, contact_radius, contact_radius + cfg.safety_margin,
+                           lookahead)
 
     def check_odometry(self, inputs, cfg, warnings: list, offset=None) -> np.ndarray:
         """

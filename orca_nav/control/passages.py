@@ -69,18 +69,16 @@ def point_ahead(lookahead, radius, clearance):
     return np.where(narrow, shrunk, lookahead)
 
 
-def narrowed(config, clearance):
+def lookahead_now(config, clearance):
     """
-    Return the fleet's config for this tick: the point ahead yielding in narrow passages.
+    Return every robot's point ahead [m] (N,) for this tick: yielding in narrow passages.
 
-    config : FleetConfig; clearance : (C,) [m] (``Navigator.clearance``). Returns ``config``
-    itself when no robot is in a narrow place.
+    config : FleetConfig; clearance : (C,) [m] (``Navigator.clearance``). Observed robots keep
+    their configured lookahead. The tick's ``Observation`` carries it.
     """
     c = config.n_controlled
     ahead = point_ahead(config.lookahead[:c], config.radius[:c], clearance)
-    if np.array_equal(ahead, config.lookahead[:c]):
-        return config
-    return dataclasses.replace(config, lookahead=np.concatenate([ahead, config.lookahead[c:]]))
+    return np.concatenate([ahead, config.lookahead[c:]])
 
 
 # [m] a robot asks for the next single-file passage this far (along its route) before it
@@ -282,4 +280,4 @@ class Queues:
         return oncoming, ahead
 
 
-__all__ = ['BUSY', 'narrowed', 'point_ahead', 'Passage', 'Queues', 'single_file']
+__all__ = ['BUSY', 'lookahead_now', 'point_ahead', 'Passage', 'Queues', 'single_file']
