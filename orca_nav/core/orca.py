@@ -939,21 +939,19 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
     """
     Write the new velocities of all active agents into ``out`` (N, 2).
 
-    agents, near, times : the fields of AgentRows, NearObstacles and Horizons, in order. Pass
-        them (and the optional records Responsibility, ReachSet, SoftRows) as plain tuples
-        (``tuple(AgentRows(...))``): numba's dispatcher types a NamedTuple argument in
-        Python, about 4 us per call (measured), a tuple in C. The kernels unpack them by
-        the records' field names.
+    agents, near, times : AgentRows, NearObstacles and Horizons as plain tuples (numba's
+        dispatcher types a NamedTuple argument in Python, about 4 us per call, a tuple in C);
+        the kernels unpack them by the records' field names.
     responsibility, reach_set, soft : the optional records ``Responsibility`` (who gives way
         how much), ``ReachSet`` (acceleration limits) and ``SoftRows`` (margins that yield
         and the way out), as tuples; their docstrings say how each steers the solution.
         None: RVO2's (compiled without a trace of it).
     hard_step_lines : the collision guard. RVO2's program 3 keeps only the obstacle lines hard
-        and so lets agents overlap in dense crowds; with the guard every agent also keeps,
-        toward each neighbour that could touch it within a step, the ORCA line of a ONE-step
-        horizon (``_step_lines``). In a conflict the agent keeps those and the obstacle lines
-        as close as it can to its preferred velocity turned FALLBACK_TURN to the right
-        (``_fallback``); if even that fails, program 3, and it is marked in ``stuck_out``.
+        and lets agents overlap in dense crowds; with the guard each agent also keeps, toward
+        each neighbour that could touch it within a step, the ORCA line of a ONE-step horizon
+        (``_step_lines``), and in a conflict those and the obstacle lines as close as it can
+        to its preferred velocity turned FALLBACK_TURN right (``_fallback``; else program 3,
+        and it is marked in ``stuck_out``).
     stuck_in, fixed_vel : (N,) bool, (N, 2). A neighbour marked stuck (it could not take its
         share of the one-step responsibility, e.g. pinned against a wall) is avoided with FULL
         responsibility, as a moving obstacle with its already chosen velocity ``fixed_vel``.
@@ -965,6 +963,8 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
     n_agents = positions.shape[0]
     k_max = agent_nbrs.shape[1]
     max_obst, n_rows = _line_rows(obst_offsets, k_max, reach_set, soft)
+    touchy = _may_touch(positions, radius, max_speed, agent_nbrs, soft, time_step,
+                        hard_step_lines)
     if reach_set is not None:
         accel_r, decel_r, ref, floor = reach_set
     inv_th = 1.0 / time_horizon
@@ -1023,7 +1023,7 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
                 obst_edges[obst_offsets[i]:obst_offsets[i + 1]], ob_point, ob_next, ob_prev,
                 ob_dir, ob_convex, cases)
             n = n_obst
-            if hard_step_lines:
+            if touchy[i]:
                 n = _step_lines(lines, n, i, positions, velocities, radius, max_speed,
                                 agent_nbrs, responsibility, soft, stuck_in, fixed_vel, shares,
                                 nbr_vel, stall, time_step)
@@ -1078,6 +1078,37 @@ def _line_rows(obst_offsets, k_max, reach_set, soft):
     if reach_set is not None:
         n_rows += MAX_REACH_LINES
     return max_obst, n_rows
+
+
+@njit(cache=True)
+def _may_touch(positions, radius, max_speed, agent_nbrs, soft, time_step, hard_step_lines):
+    """
+    Return (N,) bool: whether the nearest neighbour of each agent could touch it in a step.
+
+    A bound over every pair (the largest radius, margin and speed of all), so an agent with
+    False has no neighbour close enough for a one-step line (``_step_lines``). All False
+    without the guard.
+    """
+    n = positions.shape[0]
+    out = np.zeros(n, np.bool_)
+    if not hard_step_lines or n == 0:
+        return out
+    big_r = radius.max()
+    big_v = max_speed.max()
+    big_m = 0.0
+    if soft is not None:
+        margin, horizon, reach, cap, keep, heading, lookahead, turn_rate, lead = soft
+        big_m = margin.max()
+    for i in range(n):
+        j = agent_nbrs[i, 0] if agent_nbrs.shape[1] else -1
+        if j < 0:
+            continue
+        hard_r = (radius[i] + big_r + 2.0 * big_m + STANDING_MARGIN) * (1.0 + HARD_MARGIN)
+        touch = hard_r + (max_speed[i] + big_v) * time_step
+        dx = positions[j, 0] - positions[i, 0]
+        dy = positions[j, 1] - positions[i, 1]
+        out[i] = dx * dx + dy * dy < touch * touch
+    return out
 
 
 @njit(cache=True, inline='always')
