@@ -265,16 +265,16 @@ def test_a_differential_robots_way_out_is_one_it_can_drive():
             5.0, 0.1)
 
     def bodies(vx, vy):
-        v, w = escape._unicycle_of(vx, vy, 0.0, 1.0, lookahead, 0.5, turn)
-        return escape._rollout_value(0, 0.0, 0.0, heading, v, w, escape.UNICYCLE_TURN_SPAN, v,
-                                     positions, reach - lookahead, contact - lookahead, nbrs,
-                                     nbr_vel, 5.0, 0.1)[1]
+        v, w = escape.unicycle_of(vx, vy, 0.0, 1.0, lookahead, 0.5, turn)
+        return escape.rollout_value(0, 0.0, 0.0, heading, v, w, escape.UNICYCLE_TURN_SPAN, v,
+                                    positions, reach - lookahead, contact - lookahead, nbrs,
+                                    nbr_vel, 5.0, 0.1)[1]
 
     disc_x, disc_y, _ = escape.escape_velocity(*args)
     assert bodies(disc_x, disc_y) > 0.0
     vx, vy, _ = escape.escape_unicycle(*args, heading, lookahead, turn, 0.0, 0.5)
     assert abs(vx) <= lookahead * turn + 1e-9   # sideways (heading north: x)
-    v, w = escape._unicycle_of(vx, vy, 0.0, 1.0, lookahead, 0.5, turn)
+    v, w = escape.unicycle_of(vx, vy, 0.0, 1.0, lookahead, 0.5, turn)
     assert (v, w) != (0.0, 0.0)
     assert bodies(vx, vy) == 0.0
 

@@ -422,7 +422,7 @@ def test_priority_override_is_shown_and_a_bad_duration_is_refused(rig_factory):
     for bad in (-1.0, math.nan, math.inf):
         priority.publish(Float64(data=bad))
     # Refused with a warning (throttled per robot and field: the first one is logged).
-    rig.spin_until(lambda: rig.node._warned.get((0, 'priority rejected'), (0, 0))[1] >= 2)
+    rig.spin_until(lambda: rig.node.warnings_held(0, 'priority rejected') >= 2)
     rig.tick()
     rig.spin_until(lambda: 'r1' in status)
     assert status['r1']['priority'] is False

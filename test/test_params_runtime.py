@@ -381,7 +381,7 @@ def test_map_parameters_read_the_newest_map_again(make_node):
         grid = nav.model.grid
         return grid, float(grid.distance_to_obstacle(np.array([[1.0, 2.0]]))[0])
 
-    node._on_map(msg)
+    node.on_map(msg)
     grid, free = wall_distance()                    # threshold 65: the line is free
     set_params(node, occupied_threshold=40)
     assert node.controller.navigator.maps_received == 2

@@ -90,6 +90,10 @@ class PlanningWorker:
         self._executor = executor
         self.map_id = 0
 
+    def worker_pid(self) -> int:
+        """Return the process id of the worker that plans (it is started if it is not yet)."""
+        return self._pool().submit(os.getpid).result(timeout=120.0)
+
     def _pool(self):
         if self._executor is None:
             # forkserver: the worker does not inherit this process's DDS threads and sockets.

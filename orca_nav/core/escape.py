@@ -232,8 +232,8 @@ ROLLOUT_SEGMENTS = 25
 
 
 @njit(cache=True)
-def _rollout_value(i, x0, y0, yaw0, v, w, span, v_after, positions, reach, contact,
-                   agent_nbrs, nbr_vel, cap, time_step):
+def rollout_value(i, x0, y0, yaw0, v, w, span, v_after, positions, reach, contact,
+                  agent_nbrs, nbr_vel, cap, time_step):
     """
     Return (depth, bodies, time, mean velocity) of a unicycle's drive from a pose.
 
@@ -306,7 +306,7 @@ def _rollout_value(i, x0, y0, yaw0, v, w, span, v_after, positions, reach, conta
 
 
 @njit(cache=True)
-def _unicycle_of(vx, vy, cos_h, sin_h, lookahead, max_speed, turn_rate):
+def unicycle_of(vx, vy, cos_h, sin_h, lookahead, max_speed, turn_rate):
     """(v, w) that give the point ahead velocity (vx, vy), scaled into both limits at once."""
     v = cos_h * vx + sin_h * vy
     w = (-sin_h * vx + cos_h * vy) / lookahead
@@ -329,7 +329,7 @@ def escape_unicycle(i, positions, reach, contact, agent_nbrs, nbr_vel, lines, n_
     whose yaw rate is at most turn_rate [rad/s]: it cannot step sideways. The candidates are
     drives (v, w), a grid of UNICYCLE_SPEEDS x UNICYCLE_TURNS, standing still, and the drives
     of the preferred velocity and of the linear programs' answer, each rolled out up to cap
-    (``_rollout_value``: an arc for a quarter turn, then straight) with the robot's own disc
+    (``rollout_value``: an arc for a quarter turn, then straight) with the robot's own disc
     (the contact distances less ``lookahead``). They rank as in ``escape_velocity``: the hard
     lines (acceleration reach, the drive's band, obstacles) on the first step's velocity of
     the point, the contact within the step, the bodies' contact up to cap, then the time of
@@ -348,7 +348,7 @@ def escape_unicycle(i, positions, reach, contact, agent_nbrs, nbr_vel, lines, n_
     for k in range(k_max):
         own_reach[k] = max(reach[k] - lookahead, 0.0)
         own_contact[k] = max(contact[k] - lookahead, 0.0)
-    v_now, w_now = _unicycle_of(now_x, now_y, cos_h, sin_h, lookahead, max_speed, turn_rate)
+    v_now, w_now = unicycle_of(now_x, now_y, cos_h, sin_h, lookahead, max_speed, turn_rate)
     best_x = 0.0
     best_y = 0.0
     best_viol = math.inf
@@ -364,9 +364,9 @@ def escape_unicycle(i, positions, reach, contact, agent_nbrs, nbr_vel, lines, n_
             v = 0.0
             w = 0.0
         elif c == 1:
-            v, w = _unicycle_of(pref_x, pref_y, cos_h, sin_h, lookahead, max_speed, turn_rate)
+            v, w = unicycle_of(pref_x, pref_y, cos_h, sin_h, lookahead, max_speed, turn_rate)
         elif c == 2:
-            v, w = _unicycle_of(lp_x, lp_y, cos_h, sin_h, lookahead, max_speed, turn_rate)
+            v, w = unicycle_of(lp_x, lp_y, cos_h, sin_h, lookahead, max_speed, turn_rate)
         elif c < 3 + n_grid:
             v = UNICYCLE_SPEEDS[(c - 3) // len(UNICYCLE_TURNS)] * max_speed
             w = UNICYCLE_TURNS[(c - 3) % len(UNICYCLE_TURNS)] * turn_rate
@@ -388,9 +388,9 @@ def escape_unicycle(i, positions, reach, contact, agent_nbrs, nbr_vel, lines, n_
         viol = _line_violation(lines, n_hard, vx, vy)
         if viol <= LINE_SLACK:
             viol = 0.0
-        depth, bodies, time, mx, my = _rollout_value(i, x0, y0, heading, v, w, span, v_after,
-                                                     positions, own_reach, own_contact,
-                                                     agent_nbrs, nbr_vel, cap, time_step)
+        depth, bodies, time, mx, my = rollout_value(i, x0, y0, heading, v, w, span, v_after,
+                                                    positions, own_reach, own_contact,
+                                                    agent_nbrs, nbr_vel, cap, time_step)
         dx = mx - pref_x
         dy = my - pref_y
         # Turning the other way, or driving the other way, than now costs SWITCH_COST of
@@ -423,7 +423,7 @@ def drive_keeps_clear(i, positions, reach, contact, agent_nbrs, nbr_vel, max_spe
     """
     Return whether the drive that gives a differential robot's point velocity v keeps clear.
 
-    The drive is v's (``_unicycle_of``: one factor into both limits, as the command will
+    The drive is v's (``unicycle_of``: one factor into both limits, as the command will
     be), rolled out as ``escape_unicycle``'s candidates; clear: no contact at reach within
     cap, and none of the bodies. Arguments as ``escape_unicycle``.
     """
@@ -435,8 +435,8 @@ def drive_keeps_clear(i, positions, reach, contact, agent_nbrs, nbr_vel, max_spe
     for k in range(k_max):
         own_reach[k] = max(reach[k] - lookahead, 0.0)
         own_contact[k] = max(contact[k] - lookahead, 0.0)
-    v, w = _unicycle_of(vx, vy, cos_h, sin_h, lookahead, max_speed, turn_rate)
-    depth, bodies, time, _, _ = _rollout_value(
+    v, w = unicycle_of(vx, vy, cos_h, sin_h, lookahead, max_speed, turn_rate)
+    depth, bodies, time, _, _ = rollout_value(
         i, positions[i, 0] - lookahead * cos_h, positions[i, 1] - lookahead * sin_h, heading,
         v, w, UNICYCLE_TURN_SPAN, v, positions, own_reach, own_contact, agent_nbrs, nbr_vel,
         cap, time_step)

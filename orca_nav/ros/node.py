@@ -74,7 +74,7 @@ class OrcaNavNode(Node):
                                      self._path_callback(i), RELIABLE_QOS)
             self.create_subscription(Float64, topic(p.priority_topic),
                                      self._priority_callback(i), RELIABLE_QOS)
-        self.create_subscription(OccupancyGrid, p.map_topic, self._on_map, LATCHED_QOS)
+        self.create_subscription(OccupancyGrid, p.map_topic, self.on_map, LATCHED_QOS)
         self.outputs = FleetOutputs(self, self.settings)  # cmd_vel, status, routes, markers
         self._stats_pub = self.create_publisher(String, '~/tick_stats', 10)
         self._diagnostics_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
@@ -101,7 +101,7 @@ class OrcaNavNode(Node):
             self.outputs.reconfigure(settings)  # frame and groups of what it publishes
             if self._map_msg is not None and any(old.values[k] != settings.values[k]
                                                  for k in MAP_PARAMS):
-                self._on_map(self._map_msg)  # the newest map, read with the new values
+                self.on_map(self._map_msg)  # the newest map, read with the new values
         return result
 
     def _warn(self, i, text):
@@ -191,8 +191,12 @@ class OrcaNavNode(Node):
                 self._warn(i, f'path rejected: {exc}')
         return callback
 
-    def _on_map(self, msg):
-        """Replace the map with a new one (the old one is kept when the new one is refused)."""
+    def warnings_held(self, i, field):
+        """Return how many warnings of robot row i (None: the node) about field were held back."""
+        return self._warned.get((i, field), (0.0, 0))[1]
+
+    def on_map(self, msg):
+        """Take a new map (the /map callback); the old one is kept when the new one is refused."""
         self._map_msg = msg  # read again when a parameter of MAP_PARAMS changes
         p = self.settings.params
         try:
