@@ -132,3 +132,39 @@ def test_every_layer_exists():
 def test_the_checker_catches_what_it_should(source, module, expected):
     found = violations(source, module)
     assert [v.split('(no ')[1].split(' in ')[0] for v in found] == expected, found
+
+
+def import_graph():
+    """Return {module: set of orca_nav modules it imports} (function-level imports too)."""
+    modules = dict(package_modules())
+    graph = {}
+    for module, path in modules.items():
+        targets = set()
+        for names, _ in imports(path.read_text(), module, path.name == '__init__.py'):
+            targets.update(n for n in names if n in modules and n != module)
+        graph[module] = targets
+    return graph
+
+
+def test_no_import_cycles():
+    """No orca_nav module imports itself through others (maps and scenarios did)."""
+    graph = import_graph()
+    state, cycles = {}, []
+
+    def visit(module, path):
+        state[module] = 'open'
+        for target in sorted(graph[module]):
+            if state.get(target) == 'open':
+                cycles.append(path[path.index(target):] + [target])
+            elif target not in state:
+                visit(target, path + [target])
+        state[module] = 'done'
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    # A package's __init__ re-exporting its submodules is no cycle of concern: each cycle
+    # through a package's own __init__ and its submodules is left out.
+    cycles = [c for c in cycles
+              if not any(c[k + 1].startswith(c[k] + '.') for k in range(len(c) - 1))]
+    assert not cycles, '\n'.join(' -> '.join(c) for c in cycles)

@@ -81,3 +81,14 @@ def point_segment_distance(points: np.ndarray, segments: np.ndarray) -> np.ndarr
     length_sq = np.maximum((ab * ab).sum(axis=-1), MIN_SEGMENT_LENGTH_SQ)
     t = np.clip((ap * ab).sum(axis=-1) / length_sq, 0.0, 1.0)
     return np.linalg.norm(ap - t[..., None] * ab, axis=-1)
+
+
+def points_in_polygon(points, polygon):
+    """Even-odd test of (P, 2) points against one (K, 2) polygon. Returns (P,) bool."""
+    x, y = points[:, 0:1], points[:, 1:2]
+    x0, y0 = polygon[None, :, 0], polygon[None, :, 1]
+    x1, y1 = np.roll(polygon, -1, axis=0)[None, :, 0], np.roll(polygon, -1, axis=0)[None, :, 1]
+    straddles = (y0 > y) != (y1 > y)
+    with np.errstate(divide='ignore', invalid='ignore'):
+        x_cross = x0 + (y - y0) * (x1 - x0) / (y1 - y0)
+    return ((straddles & (x < x_cross)).sum(axis=1) % 2) == 1

@@ -71,7 +71,7 @@ from pathlib import Path
 import numpy as np
 from orca_nav.control.parameters import ROBOT_NAME
 from orca_nav.core.drive import DRIVES
-from orca_nav.core.geometry import point_segment_distance
+from orca_nav.core.geometry import point_segment_distance, points_in_polygon
 from orca_nav.core.raycast import polygon_edges
 import yaml
 
@@ -202,12 +202,12 @@ class Scenario:
         Return the scenario's map file as an occupancy grid, or None without a map (cached).
 
         Returns (data int8 (H*W,), width, height, resolution, (x, y, yaw) origin), values
-        100 / 0 / -1 as map_server publishes them (see orca_nav.sim.maps.load_map_yaml).
+        100 / 0 / -1 as map_server publishes them (see orca_nav.sim.mapfile.load_map_yaml).
         """
         if self.map_file is None:
             return None
         if 'occupancy' not in self._cache:
-            from orca_nav.sim.maps import load_map_yaml, MapFileError
+            from orca_nav.sim.mapfile import load_map_yaml, MapFileError
             try:
                 self._cache['occupancy'] = load_map_yaml(self.map_file)
             except MapFileError as exc:
@@ -315,17 +315,6 @@ def walker_pose(robot, t):
     x, y = points[k] + frac * legs[k]
     yaw = math.atan2(legs[k, 1], legs[k, 0]) if lengths[k] else float(robot.start[2])
     return float(x), float(y), yaw
-
-
-def points_in_polygon(points, polygon):
-    """Even-odd test of (P, 2) points against one (K, 2) polygon. Returns (P,) bool."""
-    x, y = points[:, 0:1], points[:, 1:2]
-    x0, y0 = polygon[None, :, 0], polygon[None, :, 1]
-    x1, y1 = np.roll(polygon, -1, axis=0)[None, :, 0], np.roll(polygon, -1, axis=0)[None, :, 1]
-    straddles = (y0 > y) != (y1 > y)
-    with np.errstate(divide='ignore', invalid='ignore'):
-        x_cross = x0 + (y - y0) * (x1 - x0) / (y1 - y0)
-    return ((straddles & (x < x_cross)).sum(axis=1) % 2) == 1
 
 
 def polygon_signed_area(polygon):
