@@ -22,7 +22,7 @@ from rclpy.signals import SignalHandlerOptions
 STOP_POLL_PERIOD = 0.05  # [s] how often main() looks at the stop flag set by a signal
 # [s] Python's thread switch interval in the node process (default 5 ms): a tick that waits for
 # the GIL held by the route planning thread gets it back within this, not within 5 ms at each
-# of its many numpy calls (measured: tick p99 31 ms -> see docs/performance.md at 100 robots).
+# of its many numpy calls (what it measured: docs/performance.md, "Routes and maps").
 GIL_SWITCH_INTERVAL = 0.0005
 
 
