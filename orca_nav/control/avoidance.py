@@ -11,6 +11,7 @@ from functools import partial
 
 import numpy as np
 from orca_nav.core import Obstacles
+from orca_nav.core.keepout import keep_out
 from orca_nav.core.solver import Agents, solve, SolverSettings
 
 from .people import MovingObjects
@@ -23,6 +24,8 @@ MAX_SOLVER_CULPRITS = 4
 # this [m] are no person nor vehicle a robot shares a floor with: the row is refused.
 MAX_PEOPLE_SPEED = 5.0
 MAX_PEOPLE_RADIUS = 2.0
+# [m/s] People and tracks slower than this have no keep-out (``_keep_out``): they stand.
+KEEPOUT_MIN_SPEED = 0.1
 
 
 def wall_model(navigator):
@@ -63,8 +66,9 @@ class Avoidance:
         if not obs.active.any():
             return new_vel, MovingObjects.empty()
         moving = self._sense(cfg, now, inputs, obs, people, warnings)
-        robots = self._robot_agents(cfg, now, obs, steering.prefs, limits)
         others = self._people_agents(cfg, now, inputs, moving, warnings)
+        prefs = self._keep_out(cfg, obs, steering.prefs, others)
+        robots = self._robot_agents(cfg, now, obs, prefs, limits)
         settings = SolverSettings(cfg.period, cfg.neighbor_dist, cfg.max_neighbors,
                                   cfg.time_horizon, cfg.time_horizon_obst, True)
         idx, vel = self.solve_isolating(
@@ -79,6 +83,26 @@ class Avoidance:
         self.give_way.update(cfg, now, steering.pref, new_vel[:c], obs.active[:c],
                              steering.locked)
         return new_vel, moving
+
+    def _keep_out(self, cfg, obs, prefs, others):
+        """
+        Return the robots' preferred velocities turned out of walkers' ways (``core.keepout``).
+
+        Walkers: the moving tracks and known people faster than KEEPOUT_MIN_SPEED; the
+        preferred velocities are unchanged without them (or with person_keepout_time 0).
+        """
+        if cfg.person_keepout_time <= 0.0 or not len(others.positions):
+            return prefs
+        walking = np.hypot(*others.velocities.T) > KEEPOUT_MIN_SPEED
+        if not walking.any():
+            return prefs
+        out = np.empty((cfg.n, 2))
+        keep_out(obs.orca_pos, np.ascontiguousarray(prefs, float), obs.contact_radius,
+                 obs.active, np.ascontiguousarray(others.positions[walking]),
+                 np.ascontiguousarray(others.velocities[walking]),
+                 np.ascontiguousarray(others.radius[walking]), cfg.person_keepout_time,
+                 cfg.person_keepout_buffer, cfg.person_keepout_weight, out)
+        return out
 
     def _sense(self, cfg, now, inputs, obs, people, warnings):
         """Bring the fresh robots' scans into the tracker and the memory; the moving tracks."""

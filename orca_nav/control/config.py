@@ -82,6 +82,12 @@ class FleetConfig:
     # [s] Walking people and tracks are also avoided where they will be this far ahead,
     # while the margins are whole (a preference; 0 = off).
     person_lead_time: float
+    # Preferred velocities are turned out of walkers' keep-outs (core.keepout): how far along
+    # its velocity a walker's keep-out reaches [s] (0 = off), what 1 m of depth in them is
+    # worth [m/s], and how far beyond both radii they reach [m].
+    person_keepout_time: float
+    person_keepout_weight: float
+    person_keepout_buffer: float
     # Acceleration limits, (N,) or scalar, 0 = unlimited (docs/acceleration.md): ORCA picks
     # only velocities reachable from the last command within one period, and the drive
     # mapping clips each command's change to them.

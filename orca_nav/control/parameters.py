@@ -288,6 +288,17 @@ PARAMS = (
        'ahead [s] (its velocity held), while the margins are whole: they pass behind a walker '
        'rather than across its next steps; a preference, given up first in a crowd; '
        '0 = only where it is', range=(0.0, 5.0)),
+    _p('person_keepout_time', 1.25, 'double',
+       'Robots would rather not stand where a walking track or known person will be within '
+       'this long [s] (its velocity held): the preferred velocity of each robot is turned out '
+       'of the next steps of walkers before the avoidance (a robot no longer runs ahead of a '
+       'walker behind it); 0 = off', range=(0.0, 5.0)),
+    _p('person_keepout_weight', 20.0, 'double',
+       'What 1 m of mean depth in the keep-outs of walkers (over the next second) is worth in m/s '
+       'of nearness to the preferred velocity: larger keeps farther out of their way, at the '
+       'cost of detours', range=(0.0, 1000.0)),
+    _p('person_keepout_buffer', 0.2, 'double',
+       'The keep-out of a walker reaches this far beyond both radii [m]', range=(0.0, 2.0)),
     _p('person_neighbor_dist', 10.0, 'double',
        'Moving tracks, known people and observed robots that do not avoid are looked for this '
        'far [m]', range=(0.01, 1000.0)),
