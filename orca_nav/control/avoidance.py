@@ -11,7 +11,7 @@ from functools import partial
 
 import numpy as np
 from orca_nav.core import Obstacles
-from orca_nav.core.solver import Agents, solve, SolverSettings
+from orca_nav.core.orca.solver import Agents, solve, SolverSettings
 
 from .people import MovingObjects
 from .scan_memory import ScanMemory

@@ -10,7 +10,7 @@ from dataclasses import dataclass, fields, make_dataclass, replace
 import difflib
 
 import numpy as np
-from orca_nav.core.drive import DIFFERENTIAL
+from orca_nav.core.orca.drive import DIFFERENTIAL
 
 from . import parameters as T
 from .navigation import NavigationConfig

@@ -20,7 +20,7 @@ The pipeline of `scan_to_segments`:
 Example::
 
     >>> import numpy as np
-    >>> from orca_nav.core.raycast import cast_rays
+    >>> from orca_nav.core.perception.raycast import cast_rays
     >>> wall = np.array([[[2.0, -1.0], [2.0, 1.0]]])
     >>> angles = np.linspace(-np.pi / 2, np.pi / 2, 181)
     >>> ranges = cast_rays(np.zeros(2), angles, 10.0, wall, None, None)
@@ -36,8 +36,8 @@ from typing import Optional, Tuple
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._jit import njit
-from .geometry import as_pose as _as_pose
+from .._jit import njit
+from ..geometry import as_pose as _as_pose
 
 # A scan whose beams cover at least 2 pi minus this [rad] is a full circle: its first and last
 # beams are neighbours, so a cluster may wrap around (float slack on n * angle_increment).

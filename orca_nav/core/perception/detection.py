@@ -5,7 +5,8 @@ Detection of small objects (people, legs, unknown robots) in one laser scan (no 
 the map explains (the caller drops those, e.g. with a distance test against both):
 
 1. the returns, in beam order, are split into clusters where consecutive returns are farther
-   apart than ``jump_distance``, as in `orca_nav.core.scan` (a full-circle scan wraps around);
+   apart than ``jump_distance``, as in `orca_nav.core.perception.scan` (a full-circle scan
+   wraps around);
 2. a cluster of at least ``min_points`` returns whose extent (the largest distance between two
    of its returns) is at most ``max_diameter`` is an object: a leg, a body, a small robot;
    longer clusters (walls, furniture the map lacks) are not. A cluster wider than
@@ -34,13 +35,13 @@ the map explains (the caller drops those, e.g. with a distance test against both
    stick out by up to 0.16 w).
 
 The clustering, the screens and the circle fit are compiled with numba (one call per
-scan); `orca_nav.core.tracking` follows the objects across scans.
+scan); `orca_nav.core.perception.tracking` follows the objects across scans.
 
 Example::
 
     >>> import numpy as np
-    >>> from orca_nav.core.raycast import cast_rays
-    >>> from orca_nav.core.scan import scan_to_points
+    >>> from orca_nav.core.perception.raycast import cast_rays
+    >>> from orca_nav.core.perception.scan import scan_to_points
     >>> inc = 2 * np.pi / 720
     >>> angles = -np.pi + np.arange(720) * inc
     >>> ranges = cast_rays(np.zeros(2), angles, 10.0, None, [[1.5, 1.0]], [0.25])
@@ -56,8 +57,8 @@ from typing import Tuple
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._jit import njit
 from .scan import _finite_scalar, FULL_CIRCLE_SLACK
+from .._jit import njit
 
 # Largest half-angle an object may span as seen from the sensor [rad] (an object wrapping
 # around the sensor is its own robot, which the caller drops; this only keeps the fit finite).
@@ -299,8 +300,8 @@ def _cluster_order(x, y, beam, n_beams, full_circle, jump_distance):
     """
     Split returns (in beam order) into clusters where consecutive returns jump apart.
 
-    As `orca_nav.core.scan`: in a full-circle scan the last and first clusters are one when
-    the last and first returns are close. Returns order (K,), a permutation of the returns
+    As `orca_nav.core.perception.scan`: in a full-circle scan the last and first clusters are
+    one when the last and first returns are close. Returns order (K,), a permutation of the returns
     that makes every cluster contiguous, and the inclusive starts, ends (M,) into it.
     """
     n_pts = x.shape[0]

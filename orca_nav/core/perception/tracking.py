@@ -1,7 +1,7 @@
 """
 Tracking of moving objects (people, unknown robots) across laser scans (no ROS).
 
-Objects come from `orca_nav.core.detection.detect_objects` (re-exported here).
+Objects come from `orca_nav.core.perception.detection.detect_objects` (re-exported here).
 
 Tracking (`Tracker`) keeps one constant-velocity Kalman filter per track in the global frame;
 one `Tracker.update` per scan (of any robot, in time order), then `Tracker.tracks` for the
@@ -28,9 +28,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.optimize import linear_sum_assignment
 
-from ._jit import njit
 from .detection import _as_xy, _int_at_least, _non_negative, _positive, detect_objects
 from .scan import _finite_scalar
+from .._jit import njit
 
 # The velocity of a new track is 0 with this standard deviation, as a fraction of max_speed.
 INITIAL_SPEED_SIGMA = 0.5
