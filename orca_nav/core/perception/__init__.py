@@ -12,5 +12,7 @@ the main ones):
 - ``tracking``: a Kalman filter per moving object across scans: ``Tracker``, ``Tracks``,
   ``warmup``;
 - ``raycast``: rays against segments and discs (the simulator's scans): ``cast_rays``,
-  ``polygon_edges``, ``polyline_edges``.
+  ``polygon_edges``, ``polyline_edges``;
+- ``checks``: the argument checks the modules above share: ``finite_scalar``, ``positive``,
+  ``non_negative``, ``int_at_least``, ``as_xy``.
 """

@@ -57,7 +57,8 @@ from typing import Tuple
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .scan import _finite_scalar, FULL_CIRCLE_SLACK
+from .checks import as_xy, finite_scalar, int_at_least, non_negative, positive
+from .scan import FULL_CIRCLE_SLACK
 from .._jit import njit
 
 # Largest half-angle an object may span as seen from the sensor [rad] (an object wrapping
@@ -76,48 +77,6 @@ SHAPE_FREE_DIAMETER = 0.8
 # 0.21 for a 0.55 m one; a straight wall bulges by the range noise only (about 1 % of 0.8 m)
 # and a concave corner or a wall seen obliquely not at all.
 MIN_BULGE = 0.15
-
-
-def _positive(value, name):
-    """Return value as a finite positive float, or raise ValueError."""
-    out = _finite_scalar(value, name)
-    if out <= 0.0:
-        raise ValueError('%s must be positive, got %r' % (name, value))
-    return out
-
-
-def _non_negative(value, name):
-    """Return value as a finite float >= 0, or raise ValueError."""
-    out = _finite_scalar(value, name)
-    if out < 0.0:
-        raise ValueError('%s must be >= 0, got %r' % (name, value))
-    return out
-
-
-def _int_at_least(value, name, lowest):
-    """Return value as an int >= lowest (integral floats accepted), or raise ValueError."""
-    if isinstance(value, (bool, np.bool_)):
-        raise ValueError('%s must be an integer >= %d, got %r' % (name, lowest, value))
-    try:
-        out = int(value)
-    except (TypeError, ValueError, OverflowError):
-        raise ValueError('%s must be an integer >= %d, got %r'
-                         % (name, lowest, value)) from None
-    if out != value or out < lowest:
-        raise ValueError('%s must be an integer >= %d, got %r' % (name, lowest, value))
-    return out
-
-
-def _as_xy(values, name):
-    """Validate a finite (N, 2) array (N may be 0); return it as float64."""
-    arr = np.asarray(values, dtype=np.float64)
-    if arr.size == 0:
-        return np.empty((0, 2))
-    if arr.ndim != 2 or arr.shape[1] != 2:
-        raise ValueError('%s must have shape (N, 2), got %s' % (name, arr.shape))
-    if not (math.isfinite(arr.sum()) or np.all(np.isfinite(arr))):  # the sum may overflow
-        raise ValueError('%s must be finite' % (name,))
-    return arr
 
 
 def detect_objects(points: ArrayLike, beam: ArrayLike, n_beams: int, angle_increment: float,
@@ -197,11 +156,11 @@ class Detector:
     def __init__(self, *, jump_distance: float = 0.3, max_diameter: float = 1.1,
                  min_points: int = 3, min_radius: float = 0.1, split_depth: float = 0.12):
         """Check the tuning (see `detect_objects`); ValueError if out of range."""
-        self.jump_distance = _positive(jump_distance, 'jump_distance')
-        self.max_diameter = _positive(max_diameter, 'max_diameter')
-        self.min_points = _int_at_least(min_points, 'min_points', 1)
-        self.min_radius = _non_negative(min_radius, 'min_radius')
-        self.split_depth = _non_negative(split_depth, 'split_depth')
+        self.jump_distance = positive(jump_distance, 'jump_distance')
+        self.max_diameter = positive(max_diameter, 'max_diameter')
+        self.min_points = int_at_least(min_points, 'min_points', 1)
+        self.min_radius = non_negative(min_radius, 'min_radius')
+        self.split_depth = non_negative(split_depth, 'split_depth')
         if self.min_radius > 0.5 * self.max_diameter:
             raise ValueError('min_radius (%r) must not exceed max_diameter / 2 (%r)'
                              % (min_radius, 0.5 * self.max_diameter))
@@ -210,13 +169,13 @@ class Detector:
                  angle_increment: float, sensor_xy: ArrayLike,
                  partial: bool = False) -> Tuple[np.ndarray, ...]:
         """Return `detect_objects` (points, beam, ..., partial=partial) with this tuning."""
-        pts = _as_xy(points, 'points')
+        pts = as_xy(points, 'points')
         beam = np.asarray(beam).reshape(-1)
         if beam.shape[0] != pts.shape[0]:
             raise ValueError('beam must have shape (%d,), got %s'
                              % (pts.shape[0], beam.shape))
-        n_beams = _int_at_least(n_beams, 'n_beams', 0)
-        increment = abs(_finite_scalar(angle_increment, 'angle_increment'))
+        n_beams = int_at_least(n_beams, 'n_beams', 0)
+        increment = abs(finite_scalar(angle_increment, 'angle_increment'))
         if increment == 0.0:
             raise ValueError('angle_increment must be non-zero')
         sx, sy = _sensor_xy(sensor_xy)

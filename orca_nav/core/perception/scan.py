@@ -36,6 +36,7 @@ from typing import Optional, Tuple
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .checks import finite_scalar
 from .._jit import njit
 from ..geometry import as_pose as _as_pose
 
@@ -54,25 +55,14 @@ MIN_SEGMENT_LENGTH = 1e-6
 MIN_TRIM_SINE = 0.2
 
 
-def _finite_scalar(value, name):
-    """Return value as float, or raise ValueError if it is not a finite number."""
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        raise ValueError('%s must be a finite number, got %r' % (name, value)) from None
-    if not math.isfinite(out):
-        raise ValueError('%s must be a finite number, got %r' % (name, value))
-    return out
-
-
 def _check_scan_params(angle_min, angle_increment, range_min, range_max):
     """Validate the scan header scalars; returns them as floats."""
-    angle_min = _finite_scalar(angle_min, 'angle_min')
-    angle_increment = _finite_scalar(angle_increment, 'angle_increment')
+    angle_min = finite_scalar(angle_min, 'angle_min')
+    angle_increment = finite_scalar(angle_increment, 'angle_increment')
     if angle_increment == 0.0:
         raise ValueError('angle_increment must be non-zero')
-    range_min = _finite_scalar(range_min, 'range_min')
-    range_max = _finite_scalar(range_max, 'range_max')
+    range_min = finite_scalar(range_min, 'range_min')
+    range_max = finite_scalar(range_max, 'range_max')
     if range_min > range_max:
         raise ValueError('range_min (%r) must not exceed range_max (%r)' % (range_min, range_max))
     return angle_min, angle_increment, range_min, range_max
@@ -232,9 +222,9 @@ def scan_to_segments(ranges: ArrayLike, angle_min: float, angle_increment: float
         angle_min, angle_increment, range_min, range_max)
     pose = _as_pose(sensor_pose, 'sensor_pose')
     robot_pos, robot_rad = _as_robots(robot_positions, robot_radii)
-    robot_margin = _finite_scalar(robot_margin, 'robot_margin')
-    split_tolerance = _finite_scalar(split_tolerance, 'split_tolerance')
-    jump_distance = _finite_scalar(jump_distance, 'jump_distance')
+    robot_margin = finite_scalar(robot_margin, 'robot_margin')
+    split_tolerance = finite_scalar(split_tolerance, 'split_tolerance')
+    jump_distance = finite_scalar(jump_distance, 'jump_distance')
     if robot_margin < 0.0:
         raise ValueError('robot_margin must be >= 0, got %r' % (robot_margin,))
     if split_tolerance <= 0.0:

@@ -28,8 +28,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.optimize import linear_sum_assignment
 
-from .detection import _as_xy, _int_at_least, _non_negative, _positive, detect_objects
-from .scan import _finite_scalar
+from .checks import as_xy, finite_scalar, int_at_least, non_negative, positive
+from .detection import detect_objects
 from .._jit import njit
 
 # The velocity of a new track is 0 with this standard deviation, as a fraction of max_speed.
@@ -181,14 +181,14 @@ class Tracker:
             whatever confirm_hits says [s], >= 0 (inf: by hits only).
 
         """
-        self.gate = _positive(gate, 'gate')
-        self.confirm_hits = _int_at_least(confirm_hits, 'confirm_hits', 1)
-        self.track_timeout = _positive(track_timeout, 'track_timeout')
-        self.accel_noise = _positive(accel_noise, 'accel_noise')
-        self.measurement_noise = _positive(measurement_noise, 'measurement_noise')
-        self.min_speed = _positive(min_speed, 'min_speed')
-        self.max_speed = _positive(max_speed, 'max_speed')
-        self.merge_distance = _non_negative(merge_distance, 'merge_distance')
+        self.gate = positive(gate, 'gate')
+        self.confirm_hits = int_at_least(confirm_hits, 'confirm_hits', 1)
+        self.track_timeout = positive(track_timeout, 'track_timeout')
+        self.accel_noise = positive(accel_noise, 'accel_noise')
+        self.measurement_noise = positive(measurement_noise, 'measurement_noise')
+        self.min_speed = positive(min_speed, 'min_speed')
+        self.max_speed = positive(max_speed, 'max_speed')
+        self.merge_distance = non_negative(merge_distance, 'merge_distance')
         self.confirm_time = float(confirm_time)
         if not self.confirm_time >= 0.0:
             raise ValueError('confirm_time must be >= 0, got %r' % (confirm_time,))
@@ -232,8 +232,8 @@ class Tracker:
             On a non-finite time or malformed or non-finite detections (nothing is changed).
 
         """
-        time = _finite_scalar(time, 'time')
-        z = _as_xy(centres, 'centres')
+        time = finite_scalar(time, 'time')
+        z = as_xy(centres, 'centres')
         rad = np.asarray(radii, dtype=np.float64).reshape(-1)
         if rad.shape[0] != z.shape[0]:
             raise ValueError('radii must have shape (%d,), got %s' % (z.shape[0], rad.shape))
@@ -300,7 +300,7 @@ class Tracker:
         if time is None:
             ref = self._time
         else:
-            ref = _finite_scalar(time, 'time')
+            ref = finite_scalar(time, 'time')
             dt = np.maximum(ref - book[:, _T], 0.0)
             pos = pos + kf[:, _VX:_VY + 1] * dt[:, None]
             var = var + dt * (2.0 * kf[:, _PV] + dt * kf[:, _VV]) \
