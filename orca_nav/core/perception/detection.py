@@ -87,62 +87,39 @@ def detect_objects(points: ArrayLike, beam: ArrayLike, n_beams: int, angle_incre
     """
     Find small objects (people, legs, robots) among the unexplained returns of one scan.
 
-    Parameters
-    ----------
-    points : (P, 2) array_like
-        Global positions [m] of the returns that known robots and the map do not explain, in
-        beam order (e.g. from `scan_to_points`, filtered). P may be 0.
-    beam : (P,) array_like of int
-        Beam index of each return, strictly increasing, in [0, n_beams).
-    n_beams : int
-        Number of beams of the scan (len(ranges)).
-    angle_increment : float
-        Angle between consecutive beams [rad], non-zero: a scan whose beams cover a full circle
-        wraps around (its last and first returns are neighbours), and the beam spacing widens
-        each object by half a spacing on each side.
-    sensor_xy : (2,) array_like
-        Sensor position in the global frame [m].
-    jump_distance : float
-        Consecutive returns farther apart than this start a new cluster [m], > 0.
-    max_diameter : float
-        Clusters whose extent exceeds this are not objects [m], > 0; those wider than
-        SHAPE_FREE_DIAMETER (0.8 m) only if they are convex arcs (see the module docstring).
+    points : (P, 2) array_like; global positions [m] of the returns that known robots and the map
+        do not explain, in beam order (e.g. from `scan_to_points`, filtered). P may be 0.
+    beam : (P,) array_like of int; beam index of each return, strictly increasing, in [0, n_beams).
+    n_beams : int; number of beams of the scan (len(ranges)).
+    angle_increment : float; angle between consecutive beams [rad], non-zero: a scan whose beams
+        cover a full circle wraps around (its last and first returns are neighbours), and the beam
+        spacing widens each object by half a spacing on each side.
+    sensor_xy : (2,) array_like; sensor position in the global frame [m].
+    jump_distance : float; consecutive returns farther apart than this start a new cluster [m],
+        > 0.
+    max_diameter : float; clusters whose extent exceeds this are not objects [m], > 0; those wider
+        than SHAPE_FREE_DIAMETER (0.8 m) only if they are convex arcs (see the module docstring).
         The default admits a person of radius 0.5 m (1.0 m wide) with some room for noise.
-    min_points : int
-        Clusters with fewer returns are dropped (noise), >= 1.
-    min_radius : float
-        Smallest reported radius [m], in [0, max_diameter / 2].
-    split_depth : float
-        A cluster is split where its range profile has an inner peak this much farther than
-        the nearest return on each side [m], >= 0 (0: no split): two people side by side, or
-        one partly behind another, within ``jump_distance`` of each other.
-    partial : bool
-        Also return the occluded objects (see the module docstring), and a third array
-        telling which they are, and which objects are parts of a split cluster (their
-        outline at the cut is unknown): their fits may lie too near and be too small, but
-        say that something is there (`Tracker.update` takes them as such).
+    min_points : int; clusters with fewer returns are dropped (noise), >= 1.
+    min_radius : float; smallest reported radius [m], in [0, max_diameter / 2].
+    split_depth : float; a cluster is split where its range profile has an inner peak this much
+        farther than the nearest return on each side [m], >= 0 (0: no split): two people side by
+        side, or one partly behind another, within ``jump_distance`` of each other.
+    partial : bool; also return the occluded objects (see the module docstring), and a third array
+        telling which they are, and which objects are parts of a split cluster (their outline at
+        the cut is unknown): their fits may lie too near and be too small, but say that something
+        is there (`Tracker.update` takes them as such).
 
-    Returns
-    -------
-    centres : (D, 2) float64 ndarray
-        Estimated object centres in the global frame [m], behind the visible arc (see the
-        module docstring).
-    radii : (D,) float64 ndarray
-        Estimated radii [m], in [min_radius, max_diameter / 2].
-    partial : (D,) bool ndarray
-        Only with ``partial=True``: which objects are occluded or parts of a split cluster.
+    Returns centres (D, 2) float64 ndarray: estimated object centres in the global frame [m],
+    behind the visible arc (see the module docstring); radii (D,) float64 ndarray: estimated
+    radii [m], in [min_radius, max_diameter / 2]; partial (D,) bool ndarray: only with
+    ``partial=True``: which objects are occluded or parts of a split cluster.
 
-    Raises
-    ------
-    ValueError
-        On malformed or non-finite inputs or out-of-range parameters.
+    Raises ValueError on malformed or non-finite inputs or out-of-range parameters.
 
-    Notes
-    -----
-    See the module docstring for the clustering, the occlusion test and the circle fit.
-    Returns on beams adjacent to a cluster but dropped by the caller count as unknown: a
-    cluster next to them is not treated as occluded.
-
+    See the module docstring for the clustering, the occlusion test and the circle fit. Returns on
+    beams adjacent to a cluster but dropped by the caller count as unknown: a cluster next to them
+    is not treated as occluded.
     """
     return Detector(jump_distance=jump_distance, max_diameter=max_diameter,
                     min_points=min_points, min_radius=min_radius,
