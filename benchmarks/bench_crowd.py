@@ -39,7 +39,7 @@ from orca_nav.control import FleetController, FleetInputs
 from orca_nav.control.config import resolve
 from orca_nav.control.parameters import defaults, validate
 from orca_nav.control.scan_memory import ScanInput
-from orca_nav.core.raycast import cast_rays
+from orca_nav.core.perception.raycast import cast_rays
 import pyrvo
 import yaml
 

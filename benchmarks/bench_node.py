@@ -83,7 +83,7 @@ def env():
 
 def scan_world(positions):
     """Segments of the benchmark world: a box between every 2 x 2 robots, a wall around all."""
-    from orca_nav.core.raycast import polygon_edges
+    from orca_nav.core.perception.raycast import polygon_edges
     lo = positions.min(axis=0) - 1.5
     hi = positions.max(axis=0) + 1.5
     polygons = [[(lo[0], lo[1]), (hi[0], lo[1]), (hi[0], hi[1]), (lo[0], hi[1])]]
@@ -96,7 +96,7 @@ def scan_world(positions):
 
 def make_scans(positions, beams, radius=0.3, seed=0):
     """One LaserScan per robot, ray cast against the world and the other robots' discs."""
-    from orca_nav.core.raycast import cast_rays
+    from orca_nav.core.perception.raycast import cast_rays
     from sensor_msgs.msg import LaserScan
     rng = np.random.default_rng(seed)
     segments = scan_world(positions)

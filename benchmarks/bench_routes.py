@@ -23,8 +23,8 @@ import argparse
 import time
 
 import numpy as np
-from orca_nav.core.grid import GridMap
-from orca_nav.core.routes import LETHAL_TOLERANCE_CELLS, RoutePlanner, Unreachable
+from orca_nav.core.routes.grid import GridMap
+from orca_nav.core.routes.planner import LETHAL_TOLERANCE_CELLS, RoutePlanner, Unreachable
 
 RESOLUTION = 0.05   # [m / cell]
 SIZE = 100.0        # [m] map side

@@ -16,8 +16,8 @@ import math
 import time
 
 import numpy as np
-from orca_nav.core.raycast import cast_rays, polygon_edges
-from orca_nav.core.scan import scan_to_segments
+from orca_nav.core.perception.raycast import cast_rays, polygon_edges
+from orca_nav.core.perception.scan import scan_to_segments
 
 RANGE_MIN = 0.05  # [m]
 RANGE_MAX = 8.0  # [m] a typical indoor 2-D lidar

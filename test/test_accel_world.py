@@ -11,7 +11,7 @@ FleetConfig.
 
 import numpy as np
 from orca_nav.control import FleetConfig, FleetController, FleetInputs
-from orca_nav.core import drive
+from orca_nav.core.orca import drive
 from orca_nav.sim.scenarios import load_scenario
 import pytest
 

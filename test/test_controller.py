@@ -7,8 +7,8 @@ import numpy as np
 from orca_nav.control import FleetConfig, FleetController, FleetInputs, RobotState, ScanInput
 from orca_nav.control.scan_memory import MAX_HIDDEN_TIME, ScanMemory
 from orca_nav.core.geometry import point_segment_distance
-from orca_nav.core.grid import GridMap
-from orca_nav.core.raycast import cast_rays, polygon_edges
+from orca_nav.core.perception.raycast import cast_rays, polygon_edges
+from orca_nav.core.routes.grid import GridMap
 import pytest
 
 
@@ -357,7 +357,7 @@ def test_a_solver_failure_that_no_robot_explains_fails_the_tick(monkeypatch):
 
 def test_a_drive_mapping_failure_stops_only_that_robot(monkeypatch):
     """holonomic_command raising for one robot's yaw: the others get their commands."""
-    from orca_nav.core import drive
+    from orca_nav.core.orca import drive
     clean, clean_inputs = far_fleet()
     reference = clean.step(clean_inputs, 0.0)
     real = drive.holonomic_command

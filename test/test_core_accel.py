@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 import numpy as np
 from orca_nav.core import compute_velocities, Obstacles
-from orca_nav.core.orca import (brake_conflicts, MAX_REACH_LINES, reach_floor, reach_lines,
-                                REACH_MIN_HALF_ANGLE, REACH_SIDES)
+from orca_nav.core.orca.lines import (brake_conflicts, MAX_REACH_LINES, reach_floor,
+                                      reach_lines, REACH_MIN_HALF_ANGLE, REACH_SIDES)
 from orca_nav.testing import rvo2
 from orca_nav.testing.scenes import crowd_with_polygons
 import pytest

@@ -2,7 +2,7 @@
 
 import numpy as np
 from orca_nav.core import compute_velocities
-from orca_nav.core.solver import Agents, solve, SolverSettings
+from orca_nav.core.orca.solver import Agents, solve, SolverSettings
 from orca_nav.testing.scenes import crowd_with_obstacles
 import pytest
 

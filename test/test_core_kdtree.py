@@ -6,7 +6,8 @@ by squared distance, then index. Obstacle edges: RVO2's selection, by distance, 
 """
 
 import numpy as np
-from orca_nav.core import agent_neighbors, kdtree, Obstacles
+from orca_nav.core import agent_neighbors, Obstacles
+from orca_nav.core.orca import kdtree
 import pytest
 
 

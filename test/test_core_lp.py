@@ -1,5 +1,5 @@
 """
-Linear programs 1, 2 and 3 of orca_nav.core.orca against brute force and scipy.
+Linear programs 1, 2 and 3 of orca_nav.core.orca.lines against brute force and scipy.
 
 A half-plane row is ``[px, py, dx, dy]``; a velocity v is permitted when
 ``det(d, p - v) <= 0`` (left of the directed line). The references here never call the code under
@@ -10,7 +10,7 @@ inscribed in / circumscribed about the disc (which bracket the exact optimum).
 import math
 
 import numpy as np
-from orca_nav.core.orca import linear_program1, linear_program2, linear_program3
+from orca_nav.core.orca.lines import linear_program1, linear_program2, linear_program3
 import pytest
 from scipy.optimize import linprog, minimize
 

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 import numpy as np
 from orca_nav.core import agent_neighbors, compute_velocities, Obstacles
-from orca_nav.core.drive import preferred_velocities
-from orca_nav.core.orca import linear_program2
+from orca_nav.core.orca.drive import preferred_velocities
+from orca_nav.core.orca.lines import linear_program2
 from orca_nav.testing.orca_cases import orca_lines_of
 from orca_nav.testing.simulation import Simulation
 import pytest

@@ -8,7 +8,7 @@ steps of random crowds are compared too. RVO2 computes in float32, hence the tol
 
 import numpy as np
 from orca_nav.core import compute_velocities, Obstacles
-from orca_nav.core import orca
+from orca_nav.core.orca import lines as orca_lines
 from orca_nav.testing import orca_cases, rvo2
 import pytest
 
@@ -107,14 +107,14 @@ def test_every_obstacle_case_is_reached_and_matches():
             assert not mismatches, f'{name}: first mismatch {mismatches[0]}'
             seen.extend(cases.tolist())
     seen = np.array(seen)
-    base = seen & orca.CASE_MASK
+    base = seen & orca_lines.CASE_MASK
     for case in ('COVERED', 'COLLIDE_LEFT_VERTEX', 'COLLIDE_RIGHT_VERTEX', 'COLLIDE_SEGMENT',
                  'OBLIQUE_NONCONVEX', 'LEFT_CUTOFF_CIRCLE', 'RIGHT_CUTOFF_CIRCLE',
                  'CUTOFF_LINE', 'LEFT_LEG', 'RIGHT_LEG'):
-        assert np.any(base == getattr(orca, 'CASE_' + case)), f'case {case} never reached'
+        assert np.any(base == getattr(orca_lines, 'CASE_' + case)), f'case {case} never reached'
     for flag in ('OBLIQUE_LEFT', 'OBLIQUE_RIGHT', 'NONCONVEX_LEFT', 'NONCONVEX_RIGHT',
                  'LEFT_FOREIGN', 'RIGHT_FOREIGN'):
-        assert np.any(seen & getattr(orca, 'FLAG_' + flag)), f'{flag} never reached'
+        assert np.any(seen & getattr(orca_lines, 'FLAG_' + flag)), f'{flag} never reached'
 
 
 def test_agent_lines_match_rvo2_in_every_case():
@@ -139,7 +139,8 @@ def test_agent_lines_match_rvo2_in_every_case():
             np.testing.assert_allclose(lines, rvo2_lines(sim, a), atol=LINE_TOL)
             seen.extend(agent_cases.tolist())
     for case in ('CUTOFF', 'LEFT_LEG', 'RIGHT_LEG', 'OVERLAP'):
-        assert getattr(orca, 'CASE_AGENT_' + case) in seen, f'agent case {case} never reached'
+        assert getattr(orca_lines, 'CASE_AGENT_' + case) in seen, \
+            f'agent case {case} never reached'
 
 
 def random_scene(seed, n=200, with_obstacles=True):

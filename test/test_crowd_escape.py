@@ -12,7 +12,7 @@ from orca_nav.control import FleetConfig, FleetController, FleetInputs
 from orca_nav.control import parameters as params
 from orca_nav.control.config import resolve
 from orca_nav.core import compute_velocities
-from orca_nav.core.escape import step_intrusion, time_to_contact
+from orca_nav.core.orca.escape import step_intrusion, time_to_contact
 from orca_nav.sim.scenarios import Robot
 from orca_nav.sim.world import rows_scenario, World
 import pytest
@@ -253,7 +253,7 @@ def test_a_differential_robots_way_out_is_one_it_can_drive():
     drives (escape_unicycle) is drivable (sideways at most lookahead x max yaw rate) and,
     rolled out the same way, keeps the bodies apart.
     """
-    from orca_nav.core import escape
+    from orca_nav.core.orca import escape
     lookahead, turn, heading = 0.1, 1.5, np.pi / 2
     positions = np.array([[0.0, lookahead], [0.0, -1.5]])   # the point ahead; the walker
     nbrs = np.array([[1, -1], [-1, -1]])

@@ -54,7 +54,7 @@ import numpy as np  # noqa: E402
 import orca_nav.ros.main  # noqa: E402,F401 (the node's console script)
 from orca_nav.ros.node import OrcaNavNode  # noqa: E402,F401
 from orca_nav.control import FleetConfig, FleetController, FleetInputs  # noqa: E402
-from orca_nav.core.grid import GridMap  # noqa: E402
+from orca_nav.core.routes.grid import GridMap  # noqa: E402
 
 # A 5 m x 4 m room, a wall across the straight line from (1, 2) to (4, 2): a route goes round.
 cells = np.zeros((80, 100), np.int8)

@@ -7,9 +7,9 @@ Robots of radius 0.2 m plan with a margin of 0.15 m (safety_margin 0.05 m + rout
 
 import numpy as np
 from orca_nav.control import RobotState
-from orca_nav.core.follow import follow_routes, pack_routes
-from orca_nav.core.grid import GridMap
-from orca_nav.core.routes import LETHAL_TOLERANCE_CELLS, RoutePlanner, Unreachable
+from orca_nav.core.routes.follow import follow_routes, pack_routes
+from orca_nav.core.routes.grid import GridMap
+from orca_nav.core.routes.planner import LETHAL_TOLERANCE_CELLS, RoutePlanner, Unreachable
 import pytest
 
 RES = 0.05      # [m / cell]

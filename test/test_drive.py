@@ -1,11 +1,11 @@
-"""Tests of orca_nav.core.drive: preferred velocities and the two drive mappings (no ROS)."""
+"""Tests of orca_nav.core.orca.drive: preferred velocities and the two drive mappings (no ROS)."""
 
 import math
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 import numpy as np
-from orca_nav.core import drive
+from orca_nav.core.orca import drive
 import pytest
 
 

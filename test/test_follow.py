@@ -1,9 +1,9 @@
-"""orca_nav.core.follow: the fleet's carrots agree with the one-robot reference (testing)."""
+"""core.routes.follow: the fleet's carrots agree with the one-robot reference (testing)."""
 
 import math
 
 import numpy as np
-from orca_nav.core.follow import follow_routes, pack_routes
+from orca_nav.core.routes.follow import follow_routes, pack_routes
 from orca_nav.testing.route_reference import carrot, progress_along
 import pytest
 

@@ -1,9 +1,9 @@
-"""orca_nav.core.grid: GridMap from an OccupancyGrid, conversions, inflation and wall outlines."""
+"""orca_nav.core.routes.grid: GridMap from an OccupancyGrid, conversions, inflation, outlines."""
 
 import math
 
 import numpy as np
-from orca_nav.core.grid import GridMap, MapError
+from orca_nav.core.routes.grid import GridMap, MapError
 import pytest
 
 RES = 0.1  # [m / cell]

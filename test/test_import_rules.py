@@ -2,7 +2,10 @@
 The layering of orca_nav, checked on the source with ``ast`` (every import, also in functions).
 
 - ``orca_nav.core`` (the algorithm) imports no ROS (rclpy, message and interface packages) and
-  none of orca_nav.ros, orca_nav.sim, orca_nav.control;
+  none of orca_nav.ros, orca_nav.sim, orca_nav.control; of the libraries outside Python's own,
+  only numpy, scipy, numba and scikit-image;
+- its subpackages ``orca``, ``perception`` and ``routes`` import none of one another (only
+  core's shared ``geometry`` and ``_jit``);
 - ``orca_nav.control`` (the fleet controller) imports no ROS and none of orca_nav.ros,
   orca_nav.sim;
 - ``orca_nav.ros`` (the ROS node) never imports orca_nav.sim (the simulator and the demo);
@@ -15,11 +18,15 @@ exempt.
 
 import ast
 from pathlib import Path
+import sys
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / 'orca_nav'
 EXEMPT = {'orca_nav.node', 'orca_nav.demo'}
+# The libraries orca_nav.core may import besides Python's own (and itself).
+CORE_LIBRARIES = {'numpy', 'scipy', 'numba', 'skimage'}
+CORE_SUBPACKAGES = ('orca_nav.core.orca', 'orca_nav.core.perception', 'orca_nav.core.routes')
 ROS_PACKAGES = {'rclpy', 'rcl_interfaces', 'builtin_interfaces', 'rosgraph_msgs', 'launch',
                 'launch_ros', 'tf2_ros', 'message_filters', 'rosidl_runtime_py'}
 
@@ -35,12 +42,27 @@ def within(module, package):
     return module == package or module.startswith(package + '.')
 
 
+def is_other_library(module):
+    """Whether a module is none of Python's own, orca_nav's, CORE_LIBRARIES, ROS (own rule)."""
+    top = module.split('.')[0]
+    return not (top in sys.stdlib_module_names or top == 'orca_nav' or top in CORE_LIBRARIES
+                or is_ros(module))
+
+
+def other_core_subpackage(subpackage):
+    """Return a predicate: whether a module is in a core subpackage other than ``subpackage``."""
+    others = [p for p in CORE_SUBPACKAGES if p != subpackage]
+    return lambda m: any(within(m, p) for p in others)
+
+
 # Layer -> (what it may not import, why); a predicate on the imported module name.
 RULES = {
     'orca_nav.core': [(is_ros, 'ROS'),
                       (lambda m: within(m, 'orca_nav.ros'), 'orca_nav.ros'),
                       (lambda m: within(m, 'orca_nav.sim'), 'orca_nav.sim'),
-                      (lambda m: within(m, 'orca_nav.control'), 'orca_nav.control')],
+                      (lambda m: within(m, 'orca_nav.control'), 'orca_nav.control'),
+                      (is_other_library, 'library but numpy, scipy, numba, skimage')],
+    **{sub: [(other_core_subpackage(sub), 'other core subpackage')] for sub in CORE_SUBPACKAGES},
     'orca_nav.control': [(is_ros, 'ROS'),
                          (lambda m: within(m, 'orca_nav.ros'), 'orca_nav.ros'),
                          (lambda m: within(m, 'orca_nav.sim'), 'orca_nav.sim')],
@@ -110,7 +132,7 @@ def test_layers_import_only_what_they_may(module, path):
 
 def test_every_layer_exists():
     modules = {m for m, _ in package_modules()}
-    for layer in ('orca_nav.core', 'orca_nav.ros', 'orca_nav.sim'):
+    for layer in ('orca_nav.core', 'orca_nav.ros', 'orca_nav.sim') + CORE_SUBPACKAGES:
         assert layer in modules
 
 
@@ -127,7 +149,14 @@ def test_every_layer_exists():
     ('import rclpy\nfrom orca_nav.sim import maps', 'orca_nav.sim.node', []),
     ('from orca_nav.ros import params as P', 'orca_nav.sim.demo', ['orca_nav.ros.params']),
     ('from orca_nav.control.parameters import ROBOT_NAME', 'orca_nav.sim.demo', []),
-    ('from orca_nav.core import grid\nimport numpy', 'orca_nav.control.x', []),
+    ('from orca_nav.core.routes import grid\nimport numpy', 'orca_nav.control.x', []),
+    ('import yaml\nimport math\nfrom scipy import ndimage', 'orca_nav.core.x',
+     ['library but numpy, scipy, numba, skimage']),
+    ('from ..routes.grid import GridMap', 'orca_nav.core.perception.scan',
+     ['other core subpackage']),
+    ('from orca_nav.core.orca import drive', 'orca_nav.core.routes.follow',
+     ['other core subpackage']),
+    ('from .._jit import njit\nfrom ..geometry import wrap_angle', 'orca_nav.core.orca.x', []),
 ])
 def test_the_checker_catches_what_it_should(source, module, expected):
     found = violations(source, module)

@@ -1,5 +1,5 @@
 """
-Out of people's next second: ``core.keepout`` and the ``person_keepout_*`` parameters.
+Out of people's next second: ``core.orca.keepout`` and the ``person_keepout_*`` parameters.
 
 The kernel on its own, and the controller in lock-step with walkers who do not see the robot.
 
@@ -14,7 +14,7 @@ import numpy as np
 from orca_nav.control import FleetController, FleetInputs, RobotState
 from orca_nav.control.config import FleetConfig
 from orca_nav.control.navigation import NavigationConfig
-from orca_nav.core.keepout import keep_out, KEEPOUT_SAMPLES
+from orca_nav.core.orca.keepout import keep_out, KEEPOUT_SAMPLES
 import pytest
 
 from test_navigation import InlineExecutor  # noqa: I100 -- test/ is on sys.path

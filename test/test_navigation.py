@@ -9,7 +9,7 @@ from orca_nav.control import FleetConfig, FleetController, FleetInputs, RobotSta
 from orca_nav.control.map_model import MapModel, split_segments
 from orca_nav.control.navigation import NavigationConfig
 from orca_nav.control.warmup import InlineExecutor
-from orca_nav.core.grid import GridMap
+from orca_nav.core.routes.grid import GridMap
 import pytest
 
 RES = 0.05  # [m / cell]

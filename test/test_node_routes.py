@@ -9,7 +9,7 @@ import json
 
 from nav_msgs.msg import OccupancyGrid, Path
 import numpy as np
-from orca_nav.core.grid import GridMap
+from orca_nav.core.routes.grid import GridMap
 from orca_nav.ros import messages
 import pytest
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy

@@ -313,7 +313,7 @@ def test_a_ring_swap_with_two_walkers_only_the_scans_show(context, drive):
 # process among random rings with walkers. Over DDS, lock-stepped (deterministic), the
 # smallest robot-walker gap with every walker's start moved by -0.5 ... +0.2 s (11 timings):
 # before 31a28b9 (a differential robot asked to step aside turned on the spot) negative in 9,
-# -0.50 to -0.20 m (-0.37 m at the timing here); at 31a28b9 (core/escape.py's escape_unicycle,
+# -0.50 to -0.20 m (-0.37 m at the timing here); at 31a28b9 (core/orca/escape.py's escape_unicycle,
 # drive_keeps_clear) positive in 8 (0.13-0.15 m in six, 0.002 and 0.003 m in two) and negative
 # in 3 (-0.20 to -0.17 m, at -0.05, +0.1 and +0.2 s): the timing here keeps 0.133 m, and
 # walkers closing from two sides at once can still be met. With the spins and SWITCH_COST of

@@ -11,7 +11,7 @@ from orca_nav.control import controller as controller_module
 from orca_nav.control import FleetConfig, passages, RobotState
 from orca_nav.control.passages import (APPROACH, FIT_SLACK, lookahead_now, MAX_WAIT,
                                        MIN_LOOKAHEAD, point_ahead, Queues, single_file)
-from orca_nav.core.follow import pack_routes, route_clearance
+from orca_nav.core.routes.follow import pack_routes, route_clearance
 from orca_nav.ros.messages import STATE_COLORS
 from orca_nav.sim.scenarios import scenario_from_dict, scenario_path
 import pytest

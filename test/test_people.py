@@ -5,7 +5,7 @@ from orca_nav.control import FleetConfig, FleetController, FleetInputs
 from orca_nav.control.navigation import NavigationConfig
 from orca_nav.control.people import PeopleConfig, PeopleTracker
 from orca_nav.control.scan_memory import ScanInput
-from orca_nav.core.raycast import cast_rays
+from orca_nav.core.perception.raycast import cast_rays
 
 from test_navigation import InlineExecutor  # noqa: I100 -- test/ is on sys.path
 

@@ -1,11 +1,11 @@
-"""Tests for orca_nav.core.raycast: analytic answers and a brute-force reference."""
+"""Tests for orca_nav.core.perception.raycast: analytic answers and a brute-force reference."""
 
 import math
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 import numpy as np
-from orca_nav.core.raycast import cast_rays, polygon_edges, polyline_edges
+from orca_nav.core.perception.raycast import cast_rays, polygon_edges, polyline_edges
 import pytest
 
 SQUARE = np.array([[-2.0, -2.0], [2.0, -2.0], [2.0, 2.0], [-2.0, 2.0]])

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 import numpy as np
 from orca_nav.core import agent_neighbors, compute_velocities
-from orca_nav.core.orca import AgentRows, Horizons, NearObstacles, solve_all
+from orca_nav.core.orca.lines import AgentRows, Horizons, NearObstacles, solve_all
 from orca_nav.testing.scenes import crowd_with_obstacles
 from orca_nav.testing.simulation import Simulation
 import pytest
@@ -479,7 +479,7 @@ def test_bad_responsibility_arguments_raise(kwargs, pattern):
 
 def test_last_resort_braking_does_not_stop_a_robot_something_unsteered_runs_into():
     """Something we do not steer (a person) closing from behind: braking cannot help."""
-    from orca_nav.core.orca import brake_conflicts
+    from orca_nav.core.orca.lines import brake_conflicts
     pos = np.array([[0.0, 0.0], [0.0, -0.42]])   # the person 0.02 m behind the disc
     nbrs = np.array([[1], [0]])
     active = np.array([True, False])              # the person is not ours to brake

@@ -3,9 +3,10 @@
 import math
 
 import numpy as np
-from orca_nav.core.grid import GridMap
-from orca_nav.core.routes import (coarse_factor, line_of_sight, Route, RoutePlanner, shortcut,
-                                  Unreachable)
+from orca_nav.core.routes.blockgraph import coarse_factor
+from orca_nav.core.routes.grid import GridMap
+from orca_nav.core.routes.planner import Route, RoutePlanner, Unreachable
+from orca_nav.core.routes.sight import line_of_sight, shortcut
 from orca_nav.testing.route_reference import carrot, progress_along
 import pytest
 from scipy.sparse import csr_matrix

@@ -1,4 +1,4 @@
-"""Tests for orca_nav.core.scan, on scans synthesised with orca_nav.core.raycast."""
+"""Tests for orca_nav.core.perception.scan, on scans synthesised with its raycast module."""
 
 import math
 
@@ -7,9 +7,9 @@ from hypothesis import strategies as st
 import numpy as np
 from orca_nav.core.geometry import compose_pose
 from orca_nav.core.geometry import point_segment_distance as distances_to_segments
-from orca_nav.core.raycast import cast_rays, polygon_edges
-from orca_nav.core.scan import (MIN_TRIM_SINE, recheck_segments, scan_to_points,
-                                scan_to_segments)
+from orca_nav.core.perception.raycast import cast_rays, polygon_edges
+from orca_nav.core.perception.scan import (MIN_TRIM_SINE, recheck_segments, scan_to_points,
+                                           scan_to_segments)
 import pytest
 
 N_BEAMS = 720

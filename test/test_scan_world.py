@@ -17,7 +17,7 @@ import numpy as np
 from orca_nav.control import FleetConfig, FleetController, FleetInputs, RobotState
 from orca_nav.control.navigation import NavigationConfig
 from orca_nav.control.scan_memory import ScanInput
-from orca_nav.core.grid import GridMap
+from orca_nav.core.routes.grid import GridMap
 from orca_nav.sim.maps import scenario_grid
 from orca_nav.sim.processes import SAFETY_MARGIN
 from orca_nav.sim.scenarios import load_scenario

@@ -19,7 +19,7 @@ from orca_nav.control import FleetConfig, FleetController, FleetInputs, RobotSta
 from orca_nav.control import parameters as P
 from orca_nav.control.config import resolve
 from orca_nav.control.navigation import NavigationConfig
-from orca_nav.core.grid import GridMap
+from orca_nav.core.routes.grid import GridMap
 from orca_nav.sim.maps import scenario_grid
 from orca_nav.sim.metrics import compute_metrics
 from orca_nav.sim.processes import node_params

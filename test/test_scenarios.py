@@ -5,8 +5,8 @@ from pathlib import Path
 
 import numpy as np
 from orca_nav.core.geometry import points_in_polygon
-from orca_nav.core.grid import GridMap
-from orca_nav.core.routes import LETHAL_TOLERANCE_CELLS, RoutePlanner, Unreachable
+from orca_nav.core.routes.grid import GridMap
+from orca_nav.core.routes.planner import LETHAL_TOLERANCE_CELLS, RoutePlanner, Unreachable
 from orca_nav.sim.maps import save_map_yaml, scenario_grid
 from orca_nav.sim.scenarios import (available_scenarios, load_scenario, node_parameters,
                                     polygon_signed_area, scenario_from_dict, ScenarioError,

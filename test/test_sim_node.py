@@ -10,7 +10,7 @@ from nav_msgs.msg import OccupancyGrid, Odometry
 from nav_msgs.srv import GetMap
 import numpy as np
 from orca_nav.control.parameters import FLEET_BY_NAME
-from orca_nav.core.raycast import cast_rays
+from orca_nav.core.perception.raycast import cast_rays
 from orca_nav.sim.maps import scenario_grid
 from orca_nav.sim.node import MAP_QOS, MAP_TOPIC, SimNode
 from orca_nav.sim.scenarios import load_scenario, scenario_from_dict, ScenarioError

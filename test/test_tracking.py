@@ -1,13 +1,13 @@
-"""Tests for orca_nav.core.tracking, on scans synthesised with orca_nav.core.raycast."""
+"""Tests for orca_nav.core.perception.tracking, on scans synthesised with its raycast module."""
 
 import math
 
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 import numpy as np
-from orca_nav.core.raycast import cast_rays
-from orca_nav.core.scan import scan_to_points
-from orca_nav.core.tracking import detect_objects, Tracker, Tracks, warmup
+from orca_nav.core.perception.raycast import cast_rays
+from orca_nav.core.perception.scan import scan_to_points
+from orca_nav.core.perception.tracking import detect_objects, Tracker, Tracks, warmup
 import pytest
 
 N_BEAMS = 720  # 0.5 degree beams over a full circle

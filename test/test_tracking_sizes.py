@@ -10,9 +10,9 @@ import math
 
 import numpy as np
 from orca_nav.control.people import PeopleConfig, PeopleTracker
-from orca_nav.core.detection import Detector
-from orca_nav.core.raycast import cast_rays
-from orca_nav.core.scan import scan_to_points
+from orca_nav.core.perception.detection import Detector
+from orca_nav.core.perception.raycast import cast_rays
+from orca_nav.core.perception.scan import scan_to_points
 import pytest
 
 BEAMS = 360          # 1 degree beams, as the benchmarks' lidar

@@ -19,7 +19,7 @@ import orca_nav
 from orca_nav.control import FleetConfig, FleetController, FleetInputs, ScanInput
 from orca_nav.control import warmup as W
 from orca_nav.control.config import navigation_config, node_values
-from orca_nav.core.grid import GridMap
+from orca_nav.core.routes.grid import GridMap
 import pytest
 
 ROBOTS = ['r1', 'r2', 'r3', 'r4']
@@ -136,7 +136,7 @@ def test_the_builds_warmup_covers_the_default_settings():
 def test_kernels_are_found_in_the_modules():
     """Every numba kernel of orca_nav counts, the solver's and the controller's among them."""
     names = W.kernels()
-    assert any(name.startswith('orca_nav.core.orca') for name in names)
+    assert any(name.startswith('orca_nav.core.orca.lines') for name in names)
     assert 'orca_nav.control.pose_history._poses_at' in names
 
 

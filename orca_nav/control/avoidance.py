@@ -11,8 +11,8 @@ from functools import partial
 
 import numpy as np
 from orca_nav.core import Obstacles
-from orca_nav.core.keepout import keep_out
-from orca_nav.core.solver import Agents, solve, SolverSettings
+from orca_nav.core.orca.keepout import keep_out
+from orca_nav.core.orca.solver import Agents, solve, SolverSettings
 
 from .people import MovingObjects
 from .scan_memory import ScanMemory
@@ -86,7 +86,7 @@ class Avoidance:
 
     def _keep_out(self, cfg, obs, prefs, others):
         """
-        Return the robots' preferred velocities turned out of walkers' ways (``core.keepout``).
+        Return the preferred velocities turned out of walkers' ways (``core.orca.keepout``).
 
         Walkers: the moving tracks and known people faster than KEEPOUT_MIN_SPEED; the
         preferred velocities are unchanged without them (or with person_keepout_time 0).

@@ -6,7 +6,7 @@ from the commands it sent last: the drive decides what a robot can reach in one 
 """
 
 import numpy as np
-from orca_nav.core import drive
+from orca_nav.core.orca import drive
 
 
 class Commands:

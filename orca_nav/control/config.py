@@ -10,7 +10,7 @@ from dataclasses import dataclass, fields, make_dataclass, replace
 import difflib
 
 import numpy as np
-from orca_nav.core.drive import DIFFERENTIAL
+from orca_nav.core.orca.drive import DIFFERENTIAL
 
 from . import parameters as T
 from .navigation import NavigationConfig
@@ -82,7 +82,7 @@ class FleetConfig:
     # [s] Walking people and tracks are also avoided where they will be this far ahead,
     # while the margins are whole (a preference; 0 = off).
     person_lead_time: float
-    # Preferred velocities are turned out of walkers' keep-outs (core.keepout): how far along
+    # Preferred velocities are turned out of walkers' keep-outs (core.orca.keepout): how far along
     # its velocity a walker's keep-out reaches [s] (0 = off), what 1 m of depth in them is
     # worth [m/s], and how far beyond both radii they reach [m].
     person_keepout_time: float

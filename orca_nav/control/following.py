@@ -2,7 +2,7 @@
 Where each robot is on its route: carrots, segments and the width of its way, per tick.
 
 ``Following`` keeps per robot the segment of its route it was on last and calls the compiled
-kernels of ``orca_nav.core.follow`` once for the whole fleet: the carrot each robot steers
+kernels of ``orca_nav.core.routes.follow`` once for the whole fleet: the carrot each robot steers
 to, the distance left along its route, whether it lost sight of its route, and the narrowest
 place of its route near it (``route_clearance``, for control/passages.py).
 """
@@ -10,8 +10,8 @@ place of its route near it (``route_clearance``, for control/passages.py).
 import math
 
 import numpy as np
-from orca_nav.core.follow import follow_routes, pack_routes, route_clearance
-from orca_nav.core.routes import LETHAL_TOLERANCE_CELLS
+from orca_nav.core.routes.follow import follow_routes, pack_routes, route_clearance
+from orca_nav.core.routes.planner import LETHAL_TOLERANCE_CELLS
 
 from .passages import PASSAGE_AHEAD, PASSAGE_BEHIND
 

@@ -19,7 +19,7 @@ the last used pose.
 """
 
 import numpy as np
-from orca_nav.core.drive import body_to_world
+from orca_nav.core.orca.drive import body_to_world
 
 from .pose_history import PoseHistory
 

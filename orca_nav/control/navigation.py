@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import math
 
 import numpy as np
-from orca_nav.core.routes import DEFAULT_COST_SCALING, LETHAL_TOLERANCE_CELLS
+from orca_nav.core.routes.planner import DEFAULT_COST_SCALING, LETHAL_TOLERANCE_CELLS
 
 from .following import Following
 from .map_model import MapModel

@@ -11,8 +11,8 @@ poses, where each robot was (for scans), the localisation corrections and the co
 from dataclasses import dataclass
 
 import numpy as np
-from orca_nav.core import drive
 from orca_nav.core.geometry import compose_poses
+from orca_nav.core.orca import drive
 
 from .localisation import Localisation
 from .pose_history import extrapolate, MAX_EXTRAPOLATION, PoseHistory

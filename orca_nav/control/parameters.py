@@ -33,7 +33,7 @@ import difflib
 import math
 import re
 
-from orca_nav.core.drive import DRIVES, HOLONOMIC
+from orca_nav.core.orca.drive import DRIVES, HOLONOMIC
 
 # A robot name is a ROS name token: it becomes the namespace of the robot's topics.
 ROBOT_NAME = re.compile(r'^[A-Za-z][A-Za-z0-9_]*$')

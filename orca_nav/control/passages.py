@@ -3,10 +3,10 @@ Narrow passages on the routes: where a robot's way is only about as wide as the 
 
 A route planned with costs goes through a door the robot's true disc fits, through its middle
 (docs/routes.md). Two things then need the passage's width, measured on the map's distance
-field along the route near each robot (``orca_nav.core.follow.route_clearance``):
+field along the route near each robot (``orca_nav.core.routes.follow.route_clearance``):
 
 - **The point ahead yields** (``point_ahead``). A differential robot is an ORCA disc of radius
-  + ``lookahead_distance`` around a point ahead of its axle (``orca_nav.core.drive``); that
+  + ``lookahead_distance`` around a point ahead of its axle (``orca_nav.core.orca.drive``); that
   disc is wider than the robot, and in a passage narrower than twice it ORCA keeps the robot
   off the jambs in front of it for good. Where the route near the robot leaves less than
   ``lookahead_distance`` + FIT_SLACK beside the true disc, the point comes nearer the axle:

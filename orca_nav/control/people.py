@@ -2,14 +2,14 @@
 Moving things the laser sees (people, robots the node does not know): detected, tracked, avoided.
 
 Each fresh scan's returns that no known robot and no map wall explains are clustered; compact
-clusters are candidate objects (orca_nav.core.detection.detect_objects). One tracker for the
-whole fleet (orca_nav.core.tracking.Tracker) follows them across scans and robots with a
-constant-velocity Kalman filter. A track that keeps moving is handed to the core as an
+clusters are candidate objects (orca_nav.core.perception.detection.detect_objects). One tracker for
+the whole fleet (orca_nav.core.perception.tracking.Tracker) follows them across scans and robots
+with a constant-velocity Kalman filter. A track that keeps moving is handed to the core as an
 immovable agent (the robots take all the avoiding, since a person does not run ORCA) at its
-predicted position, with its estimated velocity and its radius plus ``person_margin``; its
-returns are then no wall segments. A walker who stops stays such an agent (at its estimated,
-slow velocity) while it is tracked. A track never seen moving is not an agent: its returns stay
-scan segments, so a person standing is an obstacle, not a ghost agent.
+predicted position, with its estimated velocity and its radius plus ``person_margin``; its returns
+are then no wall segments. A walker who stops stays such an agent (at its estimated, slow velocity)
+while it is tracked. A track never seen moving is not an agent: its returns stay scan segments, so
+a person standing is an obstacle, not a ghost agent.
 
 Crowds: clusters up to ``max_diameter`` (1.1 m: a person of radius 0.5 m) are objects, those
 wider than 0.8 m only if they are convex arcs (a straight or concave cluster is a wall); a
@@ -17,16 +17,16 @@ cluster wider than one person is split where its range profile peaks (two people
 by side, one partly behind another), partial views (occluded, or parts of a split cluster) keep
 updating the tracks they belong to, a confirmed track hidden behind a nearer detection is kept
 up to 3 s, and a track is confirmed by two detections ``confirm_time`` apart as well as by
-``confirm_hits`` (see orca_nav.core.tracking).
+``confirm_hits`` (see orca_nav.core.perception.tracking).
 """
 
 from dataclasses import dataclass
 
 import numpy as np
-from orca_nav.core.detection import Detector
 from orca_nav.core.geometry import compose_pose
-from orca_nav.core.scan import outside_discs, scan_to_points
-from orca_nav.core.tracking import Tracker
+from orca_nav.core.perception.detection import Detector
+from orca_nav.core.perception.scan import outside_discs, scan_to_points
+from orca_nav.core.perception.tracking import Tracker
 
 # Returns this close [m] to a map wall (occupied cell) are the wall, not an object.
 MAP_WALL_TOLERANCE = 0.15

@@ -16,7 +16,7 @@ import multiprocessing
 import os
 import signal
 
-from orca_nav.core.routes import RoutePlanner
+from orca_nav.core.routes.planner import RoutePlanner
 
 from .map_model import wall_pieces
 

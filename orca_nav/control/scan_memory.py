@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from orca_nav.core.geometry import compose_pose
-from orca_nav.core.scan import recheck_segments, scan_to_points, scan_to_segments
+from orca_nav.core.perception.scan import recheck_segments, scan_to_points, scan_to_segments
 
 # A remembered segment is checked against each new scan at points this far apart [m] (at most
 # MAX_SAMPLES per segment): a beam that returns at such a point (within SEEN_TOLERANCE) sees

@@ -8,7 +8,7 @@ is planned or when there is none; the velocity a give-way lock holds instead whi
 from dataclasses import dataclass
 
 import numpy as np
-from orca_nav.core import drive
+from orca_nav.core.orca import drive
 
 from .states import RobotState
 

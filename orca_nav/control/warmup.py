@@ -33,7 +33,7 @@ import sys
 import time
 
 import numpy as np
-from orca_nav.core.grid import GridMap
+from orca_nav.core.routes.grid import GridMap
 
 from .config import FleetConfig, navigation_config, node_values
 from .controller import FleetController, FleetInputs
@@ -252,7 +252,7 @@ def drop_stale(sources: str) -> int:
     Remove this copy's cached kernels that other sources left (a build into an old install).
 
     numba checks only that the file defining a cached kernel is unchanged, not the files of
-    the kernels it calls: after an edit of escape.py alone, orca.py's cached kernels would
+    the kernels it calls: after an edit of escape.py alone, lines.py's cached kernels would
     keep the old code of escape.py's. So a cache folder whose stamp is not ``sources`` (the
     hash of every module) loses its kernels. Only the folders of orca_nav's own kernels are
     touched (__pycache__ beside the modules, or their folders under NUMBA_CACHE_DIR). Returns

@@ -13,7 +13,7 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point, PoseStamped, PoseWithCovarianceStamped, Twist, TwistStamped
 from nav_msgs.msg import Odometry, Path
 import numpy as np
-from orca_nav.core.grid import GridMap
+from orca_nav.core.routes.grid import GridMap
 from sensor_msgs.msg import LaserScan
 from std_msgs.msg import ColorRGBA, String
 from visualization_msgs.msg import Marker, MarkerArray

@@ -11,9 +11,9 @@ import math
 from pathlib import Path
 
 import numpy as np
-from orca_nav.core.drive import DRIVES
 from orca_nav.core.geometry import point_segment_distance, points_in_polygon
-from orca_nav.core.raycast import polygon_edges
+from orca_nav.core.orca.drive import DRIVES
+from orca_nav.core.perception.raycast import polygon_edges
 
 CONTACT_TOLERANCE = 1e-3  # [m] overlap smaller than this counts as touching, not colliding
 
@@ -130,7 +130,7 @@ class Scenario:
 
     def grid_map(self):
         """
-        Return the map file as an orca_nav.core.grid.GridMap (walls = occupied cells), or None.
+        Return the map file as a GridMap (core.routes.grid; walls: occupied cells), or None.
 
         Unknown cells are free here: in the simulated world only occupied cells are solid.
         """
@@ -138,7 +138,7 @@ class Scenario:
         if occupancy is None:
             return None
         if 'grid' not in self._cache:
-            from orca_nav.core.grid import GridMap, MapError
+            from orca_nav.core.routes.grid import GridMap, MapError
             data, width, height, resolution, origin = occupancy
             try:
                 self._cache['grid'] = GridMap.from_occupancy(

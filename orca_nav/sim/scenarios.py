@@ -57,8 +57,8 @@ per-robot array covers them; ``Scenario.walkers`` marks their rows. Their paths 
 anything: only a walker standing on a robot's start is refused. The robot count override
 (``robots``) counts robots only: the walkers are always kept.
 
-A scenario with a ``map`` is simulated against the map's occupied cells (the scans see the
-outlines of the occupied cells, orca_nav.core.grid.GridMap.wall_segments, and the demo's obstacle
+A scenario with a ``map`` is simulated against the map's occupied cells (the scans see the outlines
+of the occupied cells, orca_nav.core.routes.grid.GridMap.wall_segments, and the demo's obstacle
 clearance is the distance to the nearest occupied cell) as well as its polygons and segments.
 """
 

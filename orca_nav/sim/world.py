@@ -3,12 +3,12 @@ One simulated world without ROS: the simulator node, the lock-stepped tests and 
 
 A :class:`World` holds the rows of a scenario (orca_nav.sim.scenarios): robots of either drive,
 observed robots (driven straight to their goals, their commands ignored: drive_observed) and
-walkers (people on scripted paths: drive_walkers). A step applies the robots' body-frame
-commands (a differential robot has no vy), drives the observed robots and the walkers by their
-own rules, and moves every row exactly for its constant twist (integrate). The world casts the
-robots' 360 degree laser scans (orca_nav.core.raycast.cast_rays) against the static walls and
-the other rows' discs, and keeps the contact metrics of the run on the true radii: the smallest
-gaps robot-robot, robot-obstacle and robot-walker (negative = overlap).
+walkers (people on scripted paths: drive_walkers). A step applies the robots' body-frame commands
+(a differential robot has no vy), drives the observed robots and the walkers by their own rules,
+and moves every row exactly for its constant twist (integrate). The world casts the robots' 360
+degree laser scans (orca_nav.core.perception.raycast.cast_rays) against the static walls and the
+other rows' discs, and keeps the contact metrics of the run on the true radii: the smallest gaps
+robot-robot, robot-obstacle and robot-walker (negative = overlap).
 
 Nothing here talks to DDS: orca_nav.sim.node publishes the world's odometry and scans, the
 tests hand them to the controller or to the node themselves.
@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 from orca_nav.core.geometry import wrap_angle
-from orca_nav.core.raycast import cast_rays
+from orca_nav.core.perception.raycast import cast_rays
 from orca_nav.sim.scenarios import Robot, Scenario, walker_pose
 
 STRAIGHT_TURN = 1e-9  # [rad] a step that turns less than this is integrated as a straight line

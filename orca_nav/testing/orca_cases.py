@@ -1,16 +1,16 @@
 """
 One agent's ORCA lines and the geometric cases taken, for the tests (not used by the node).
 
-``orca_nav.core.orca.solve_all`` builds the same lines inside its loop over agents, with RVO2's
-shares (every weight 0.5, nothing immovable or ignored); these kernels call the same compiled
-case functions (``obstacle_lines``, ``_agent_lines``) for one agent and return what they built,
-so the tests can compare every half-plane and case with RVO2.
+``orca_nav.core.orca.lines.solve_all`` builds the same lines inside its loop over agents, with
+RVO2's shares (every weight 0.5, nothing immovable or ignored); these kernels call the same
+compiled case functions (``obstacle_lines``, ``_agent_lines``) for one agent and return what they
+built, so the tests can compare every half-plane and case with RVO2.
 """
 
 import numpy as np
 
 from orca_nav.core._jit import njit
-from orca_nav.core.orca import _agent_lines, obstacle_lines
+from orca_nav.core.orca.lines import _agent_lines, obstacle_lines
 
 
 @njit(cache=True)

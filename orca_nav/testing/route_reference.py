@@ -1,5 +1,5 @@
 """
-The one-robot Python reference of route following, for tests of orca_nav.core.follow.
+The one-robot Python reference of route following, for tests of orca_nav.core.routes.follow.
 
 ``carrot`` and ``progress_along`` do for one robot, with numpy and an optional visibility
 callable, what the compiled ``follow_routes`` does for a fleet; tests check one against the

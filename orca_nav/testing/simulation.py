@@ -21,8 +21,8 @@ from typing import Optional
 import numpy as np
 from numpy.typing import ArrayLike
 
-from orca_nav.core.obstacles import Obstacles
-from orca_nav.core.solver import compute_velocities, validate_params
+from orca_nav.core.orca.obstacles import Obstacles
+from orca_nav.core.orca.solver import compute_velocities, validate_params
 
 
 class Simulation:

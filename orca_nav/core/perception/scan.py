@@ -20,7 +20,7 @@ The pipeline of `scan_to_segments`:
 Example::
 
     >>> import numpy as np
-    >>> from orca_nav.core.raycast import cast_rays
+    >>> from orca_nav.core.perception.raycast import cast_rays
     >>> wall = np.array([[[2.0, -1.0], [2.0, 1.0]]])
     >>> angles = np.linspace(-np.pi / 2, np.pi / 2, 181)
     >>> ranges = cast_rays(np.zeros(2), angles, 10.0, wall, None, None)
@@ -36,8 +36,9 @@ from typing import Optional, Tuple
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._jit import njit
-from .geometry import as_pose as _as_pose
+from .checks import finite_scalar
+from .._jit import njit
+from ..geometry import as_pose as _as_pose
 
 # A scan whose beams cover at least 2 pi minus this [rad] is a full circle: its first and last
 # beams are neighbours, so a cluster may wrap around (float slack on n * angle_increment).
@@ -54,25 +55,14 @@ MIN_SEGMENT_LENGTH = 1e-6
 MIN_TRIM_SINE = 0.2
 
 
-def _finite_scalar(value, name):
-    """Return value as float, or raise ValueError if it is not a finite number."""
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        raise ValueError('%s must be a finite number, got %r' % (name, value)) from None
-    if not math.isfinite(out):
-        raise ValueError('%s must be a finite number, got %r' % (name, value))
-    return out
-
-
 def _check_scan_params(angle_min, angle_increment, range_min, range_max):
     """Validate the scan header scalars; returns them as floats."""
-    angle_min = _finite_scalar(angle_min, 'angle_min')
-    angle_increment = _finite_scalar(angle_increment, 'angle_increment')
+    angle_min = finite_scalar(angle_min, 'angle_min')
+    angle_increment = finite_scalar(angle_increment, 'angle_increment')
     if angle_increment == 0.0:
         raise ValueError('angle_increment must be non-zero')
-    range_min = _finite_scalar(range_min, 'range_min')
-    range_max = _finite_scalar(range_max, 'range_max')
+    range_min = finite_scalar(range_min, 'range_min')
+    range_max = finite_scalar(range_max, 'range_max')
     if range_min > range_max:
         raise ValueError('range_min (%r) must not exceed range_max (%r)' % (range_min, range_max))
     return angle_min, angle_increment, range_min, range_max
@@ -108,26 +98,18 @@ def scan_to_points(ranges: ArrayLike, angle_min: float, angle_increment: float,
     """
     Convert the valid returns of a scan to points in the global frame.
 
-    Parameters
-    ----------
-    ranges : (B,) array_like
-        Measured ranges [m] (sensor_msgs/LaserScan.ranges); any values, NaN and inf included.
-    angle_min : float
-        Angle of beam 0 in the sensor frame [rad].
-    angle_increment : float
-        Angle between consecutive beams [rad]; non-zero, may be negative (clockwise scans).
-    range_min, range_max : float
-        Returns outside [range_min, range_max] are dropped [m]; finite, range_min <= range_max.
-    sensor_pose : (3,) array_like
-        x [m], y [m], yaw [rad] of the sensor in the global frame (see `compose_pose`).
+    ranges : (B,) array_like; measured ranges [m] (sensor_msgs/LaserScan.ranges); any values, NaN
+        and inf included.
+    angle_min : float; angle of beam 0 in the sensor frame [rad].
+    angle_increment : float; angle between consecutive beams [rad]; non-zero, may be negative
+        (clockwise scans).
+    range_min, range_max : float; returns outside [range_min, range_max] are dropped [m]; finite,
+        range_min <= range_max.
+    sensor_pose : (3,) array_like; x [m], y [m], yaw [rad] of the sensor in the global frame (see
+        `compose_pose`).
 
-    Returns
-    -------
-    points : (K, 2) float64 ndarray
-        Global positions of the kept returns [m], in beam order.
-    beams : (K,) int ndarray
-        Index into ranges of each kept return.
-
+    Returns points (K, 2) float64 ndarray: global positions of the kept returns [m], in beam order;
+    beams (K,) int ndarray: index into ranges of each kept return.
     """
     ranges = np.asarray(ranges, dtype=np.float64).reshape(-1)
     angle_min, angle_increment, range_min, range_max = _check_scan_params(
@@ -165,76 +147,56 @@ def scan_to_segments(ranges: ArrayLike, angle_min: float, angle_increment: float
     """
     Line segments fitted to a laser scan, in the global frame.
 
-    Parameters
-    ----------
-    ranges : (B,) array_like
-        Measured ranges [m]; NaN, inf and out-of-range values are dropped. B may be 0.
-    angle_min : float
-        Angle of beam 0 in the sensor frame [rad].
-    angle_increment : float
-        Angle between consecutive beams [rad]; non-zero (negative: clockwise scan).
-    range_min, range_max : float
-        Valid range interval [m]; finite, range_min <= range_max.
-    sensor_pose : (3,) array_like
-        x [m], y [m], yaw [rad] of the sensor in the global frame; compose the robot's odometry
-        pose with the sensor's mounting offset using `compose_pose`.
-    robot_positions : (R, 2) array_like or None
-        Known robot centres in the global frame [m], the scanning robot included.
-    robot_radii : (R,) array_like or None
-        Their radii [m].
-    robot_margin : float
-        Returns within radius + robot_margin of a robot centre are dropped [m], >= 0. Larger
-        tolerates more localisation error between robots, but also hides real obstacles that
-        close to a robot (the scanning robot included); smaller lets a robot's own edge or a
-        slightly mislocated neighbour show up as a phantom wall segment.
-    split_tolerance : float
-        Largest distance of a point from its segment's line [m], > 0. Larger gives fewer,
-        longer segments that cut corners (rounded obstacles become coarse polygons); smaller
-        follows the shape more closely but lets range noise break a wall into pieces: keep it
-        at 4-5 times the range noise sigma or more.
-    jump_distance : float
-        Consecutive returns farther apart than this start a new cluster [m], > 0. Larger joins
-        objects across gaps (a doorway narrower than this becomes a wall); smaller splits
-        walls seen at a grazing angle or far away, whose beam spacing exceeds it.
-    min_points : int
-        Clusters and fitted pieces supported by fewer returns are dropped, >= 2. Larger drops
-        more noise (stray returns, mixed pixels at edges) but also thin obstacles: a 3 cm
-        table leg 2 m away returns only 1-2 beams at 0.5 degree resolution, so the default of
+    ranges : (B,) array_like; measured ranges [m]; NaN, inf and out-of-range values are dropped.
+        B may be 0.
+    angle_min : float; angle of beam 0 in the sensor frame [rad].
+    angle_increment : float; angle between consecutive beams [rad]; non-zero (negative: clockwise
+        scan).
+    range_min, range_max : float; valid range interval [m]; finite, range_min <= range_max.
+    sensor_pose : (3,) array_like; x [m], y [m], yaw [rad] of the sensor in the global frame;
+        compose the robot's odometry pose with the sensor's mounting offset using `compose_pose`.
+    robot_positions : (R, 2) array_like or None; known robot centres in the global frame [m], the
+        scanning robot included.
+    robot_radii : (R,) array_like or None; their radii [m].
+    robot_margin : float; returns within radius + robot_margin of a robot centre are dropped [m],
+        >= 0. Larger tolerates more localisation error between robots, but also hides real
+        obstacles that close to a robot (the scanning robot included); smaller lets a robot's own
+        edge or a slightly mislocated neighbour show up as a phantom wall segment.
+    split_tolerance : float; largest distance of a point from its segment's line [m], > 0. Larger
+        gives fewer, longer segments that cut corners (rounded obstacles become coarse polygons);
+        smaller follows the shape more closely but lets range noise break a wall into pieces: keep
+        it at 4-5 times the range noise sigma or more.
+    jump_distance : float; consecutive returns farther apart than this start a new cluster [m],
+        > 0. Larger joins objects across gaps (a doorway narrower than this becomes a wall);
+        smaller splits walls seen at a grazing angle or far away, whose beam spacing exceeds it.
+    min_points : int; clusters and fitted pieces supported by fewer returns are dropped, >= 2.
+        Larger drops more noise (stray returns, mixed pixels at edges) but also thin obstacles: a
+        3 cm table leg 2 m away returns only 1-2 beams at 0.5 degree resolution, so the default of
         3 drops it; smaller keeps such legs but also two-return noise.
-    extend_ends : bool
-        Conservative ends: the true end of an object lies somewhere between its last return
-        and the next beam, so each end of a cluster is pushed along its segment to where the
-        next beam's ray crosses the segment's line (at most jump_distance / 2). Off: the ends
-        are the projected extreme returns, up to a beam spacing short (3.5 cm at 2 m with
+    extend_ends : bool; conservative ends: the true end of an object lies somewhere between its
+        last return and the next beam, so each end of a cluster is pushed along its segment to
+        where the next beam's ray crosses the segment's line (at most jump_distance / 2). Off: the
+        ends are the projected extreme returns, up to a beam spacing short (3.5 cm at 2 m with
         1 degree beams, more at grazing angles), and a robot passing an end clips it.
 
-    Returns
-    -------
-    segments : (M, 2, 2) float64 ndarray
-        Segment end points in the global frame [m]; segments[i] = (start, end), start first in
-        beam order. Finite; M is 0 when nothing is left.
+    Returns segments (M, 2, 2) float64 ndarray: segment end points in the global frame [m];
+    segments[i] = (start, end), start first in beam order. Finite; M is 0 when nothing is left.
 
-    Raises
-    ------
-    ValueError
-        On non-finite header scalars, angle_increment == 0, range_min > range_max, a
-        malformed sensor pose or robot list, or out-of-range tuning parameters.
+    Raises ValueError on non-finite header scalars, angle_increment == 0, range_min > range_max, a
+    malformed sensor pose or robot list, or out-of-range tuning parameters.
 
-    Notes
-    -----
-    Every return a segment is fitted to lies within split_tolerance of the segment's line.
-    Cost: vectorised over returns; the split-and-merge per cluster is compiled (numba), so a
-    720-beam scan takes well under a millisecond.
-
+    Every return a segment is fitted to lies within split_tolerance of the segment's line. Cost:
+    vectorised over returns; the split-and-merge per cluster is compiled (numba), so a 720-beam
+    scan takes well under a millisecond.
     """
     ranges = np.asarray(ranges, dtype=np.float64).reshape(-1)
     angle_min, angle_increment, range_min, range_max = _check_scan_params(
         angle_min, angle_increment, range_min, range_max)
     pose = _as_pose(sensor_pose, 'sensor_pose')
     robot_pos, robot_rad = _as_robots(robot_positions, robot_radii)
-    robot_margin = _finite_scalar(robot_margin, 'robot_margin')
-    split_tolerance = _finite_scalar(split_tolerance, 'split_tolerance')
-    jump_distance = _finite_scalar(jump_distance, 'jump_distance')
+    robot_margin = finite_scalar(robot_margin, 'robot_margin')
+    split_tolerance = finite_scalar(split_tolerance, 'split_tolerance')
+    jump_distance = finite_scalar(jump_distance, 'jump_distance')
     if robot_margin < 0.0:
         raise ValueError('robot_margin must be >= 0, got %r' % (robot_margin,))
     if split_tolerance <= 0.0:

@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from ._jit import njit
+from .._jit import njit
 
 # Headings of the candidate fan (per full turn) and the fractions of max_speed tried on each.
 ESCAPE_HEADINGS = 32

@@ -22,8 +22,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._jit import njit
 from .escape import drive_keeps_clear, escape_unicycle, escape_velocity
+from .._jit import njit
 
 # Lines closer to parallel than this (|det| of unit directions) count as parallel; RVO2's value.
 EPSILON = 1e-5

@@ -20,10 +20,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import kdtree
-from ._jit import njit
+from .lines import (AgentRows, brake_conflicts, Horizons, NearObstacles, ReachSet,
+                    Responsibility, SoftRows, solve_all)
 from .obstacles import Obstacles
-from .orca import (AgentRows, brake_conflicts, Horizons, NearObstacles, ReachSet,
-                   Responsibility, SoftRows, solve_all)
+from .._jit import njit
 
 
 def _check_positive(name: str, value: float) -> float:

@@ -5,7 +5,8 @@ Detection of small objects (people, legs, unknown robots) in one laser scan (no 
 the map explains (the caller drops those, e.g. with a distance test against both):
 
 1. the returns, in beam order, are split into clusters where consecutive returns are farther
-   apart than ``jump_distance``, as in `orca_nav.core.scan` (a full-circle scan wraps around);
+   apart than ``jump_distance``, as in `orca_nav.core.perception.scan` (a full-circle scan
+   wraps around);
 2. a cluster of at least ``min_points`` returns whose extent (the largest distance between two
    of its returns) is at most ``max_diameter`` is an object: a leg, a body, a small robot;
    longer clusters (walls, furniture the map lacks) are not. A cluster wider than
@@ -34,13 +35,13 @@ the map explains (the caller drops those, e.g. with a distance test against both
    stick out by up to 0.16 w).
 
 The clustering, the screens and the circle fit are compiled with numba (one call per
-scan); `orca_nav.core.tracking` follows the objects across scans.
+scan); `orca_nav.core.perception.tracking` follows the objects across scans.
 
 Example::
 
     >>> import numpy as np
-    >>> from orca_nav.core.raycast import cast_rays
-    >>> from orca_nav.core.scan import scan_to_points
+    >>> from orca_nav.core.perception.raycast import cast_rays
+    >>> from orca_nav.core.perception.scan import scan_to_points
     >>> inc = 2 * np.pi / 720
     >>> angles = -np.pi + np.arange(720) * inc
     >>> ranges = cast_rays(np.zeros(2), angles, 10.0, None, [[1.5, 1.0]], [0.25])
@@ -56,8 +57,9 @@ from typing import Tuple
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._jit import njit
-from .scan import _finite_scalar, FULL_CIRCLE_SLACK
+from .checks import as_xy, finite_scalar, int_at_least, non_negative, positive
+from .scan import FULL_CIRCLE_SLACK
+from .._jit import njit
 
 # Largest half-angle an object may span as seen from the sensor [rad] (an object wrapping
 # around the sensor is its own robot, which the caller drops; this only keeps the fit finite).
@@ -77,48 +79,6 @@ SHAPE_FREE_DIAMETER = 0.8
 MIN_BULGE = 0.15
 
 
-def _positive(value, name):
-    """Return value as a finite positive float, or raise ValueError."""
-    out = _finite_scalar(value, name)
-    if out <= 0.0:
-        raise ValueError('%s must be positive, got %r' % (name, value))
-    return out
-
-
-def _non_negative(value, name):
-    """Return value as a finite float >= 0, or raise ValueError."""
-    out = _finite_scalar(value, name)
-    if out < 0.0:
-        raise ValueError('%s must be >= 0, got %r' % (name, value))
-    return out
-
-
-def _int_at_least(value, name, lowest):
-    """Return value as an int >= lowest (integral floats accepted), or raise ValueError."""
-    if isinstance(value, (bool, np.bool_)):
-        raise ValueError('%s must be an integer >= %d, got %r' % (name, lowest, value))
-    try:
-        out = int(value)
-    except (TypeError, ValueError, OverflowError):
-        raise ValueError('%s must be an integer >= %d, got %r'
-                         % (name, lowest, value)) from None
-    if out != value or out < lowest:
-        raise ValueError('%s must be an integer >= %d, got %r' % (name, lowest, value))
-    return out
-
-
-def _as_xy(values, name):
-    """Validate a finite (N, 2) array (N may be 0); return it as float64."""
-    arr = np.asarray(values, dtype=np.float64)
-    if arr.size == 0:
-        return np.empty((0, 2))
-    if arr.ndim != 2 or arr.shape[1] != 2:
-        raise ValueError('%s must have shape (N, 2), got %s' % (name, arr.shape))
-    if not (math.isfinite(arr.sum()) or np.all(np.isfinite(arr))):  # the sum may overflow
-        raise ValueError('%s must be finite' % (name,))
-    return arr
-
-
 def detect_objects(points: ArrayLike, beam: ArrayLike, n_beams: int, angle_increment: float,
                    sensor_xy: ArrayLike, *, jump_distance: float = 0.3,
                    max_diameter: float = 1.1, min_points: int = 3,
@@ -127,62 +87,39 @@ def detect_objects(points: ArrayLike, beam: ArrayLike, n_beams: int, angle_incre
     """
     Find small objects (people, legs, robots) among the unexplained returns of one scan.
 
-    Parameters
-    ----------
-    points : (P, 2) array_like
-        Global positions [m] of the returns that known robots and the map do not explain, in
-        beam order (e.g. from `scan_to_points`, filtered). P may be 0.
-    beam : (P,) array_like of int
-        Beam index of each return, strictly increasing, in [0, n_beams).
-    n_beams : int
-        Number of beams of the scan (len(ranges)).
-    angle_increment : float
-        Angle between consecutive beams [rad], non-zero: a scan whose beams cover a full circle
-        wraps around (its last and first returns are neighbours), and the beam spacing widens
-        each object by half a spacing on each side.
-    sensor_xy : (2,) array_like
-        Sensor position in the global frame [m].
-    jump_distance : float
-        Consecutive returns farther apart than this start a new cluster [m], > 0.
-    max_diameter : float
-        Clusters whose extent exceeds this are not objects [m], > 0; those wider than
-        SHAPE_FREE_DIAMETER (0.8 m) only if they are convex arcs (see the module docstring).
+    points : (P, 2) array_like; global positions [m] of the returns that known robots and the map
+        do not explain, in beam order (e.g. from `scan_to_points`, filtered). P may be 0.
+    beam : (P,) array_like of int; beam index of each return, strictly increasing, in [0, n_beams).
+    n_beams : int; number of beams of the scan (len(ranges)).
+    angle_increment : float; angle between consecutive beams [rad], non-zero: a scan whose beams
+        cover a full circle wraps around (its last and first returns are neighbours), and the beam
+        spacing widens each object by half a spacing on each side.
+    sensor_xy : (2,) array_like; sensor position in the global frame [m].
+    jump_distance : float; consecutive returns farther apart than this start a new cluster [m],
+        > 0.
+    max_diameter : float; clusters whose extent exceeds this are not objects [m], > 0; those wider
+        than SHAPE_FREE_DIAMETER (0.8 m) only if they are convex arcs (see the module docstring).
         The default admits a person of radius 0.5 m (1.0 m wide) with some room for noise.
-    min_points : int
-        Clusters with fewer returns are dropped (noise), >= 1.
-    min_radius : float
-        Smallest reported radius [m], in [0, max_diameter / 2].
-    split_depth : float
-        A cluster is split where its range profile has an inner peak this much farther than
-        the nearest return on each side [m], >= 0 (0: no split): two people side by side, or
-        one partly behind another, within ``jump_distance`` of each other.
-    partial : bool
-        Also return the occluded objects (see the module docstring), and a third array
-        telling which they are, and which objects are parts of a split cluster (their
-        outline at the cut is unknown): their fits may lie too near and be too small, but
-        say that something is there (`Tracker.update` takes them as such).
+    min_points : int; clusters with fewer returns are dropped (noise), >= 1.
+    min_radius : float; smallest reported radius [m], in [0, max_diameter / 2].
+    split_depth : float; a cluster is split where its range profile has an inner peak this much
+        farther than the nearest return on each side [m], >= 0 (0: no split): two people side by
+        side, or one partly behind another, within ``jump_distance`` of each other.
+    partial : bool; also return the occluded objects (see the module docstring), and a third array
+        telling which they are, and which objects are parts of a split cluster (their outline at
+        the cut is unknown): their fits may lie too near and be too small, but say that something
+        is there (`Tracker.update` takes them as such).
 
-    Returns
-    -------
-    centres : (D, 2) float64 ndarray
-        Estimated object centres in the global frame [m], behind the visible arc (see the
-        module docstring).
-    radii : (D,) float64 ndarray
-        Estimated radii [m], in [min_radius, max_diameter / 2].
-    partial : (D,) bool ndarray
-        Only with ``partial=True``: which objects are occluded or parts of a split cluster.
+    Returns centres (D, 2) float64 ndarray: estimated object centres in the global frame [m],
+    behind the visible arc (see the module docstring); radii (D,) float64 ndarray: estimated
+    radii [m], in [min_radius, max_diameter / 2]; partial (D,) bool ndarray: only with
+    ``partial=True``: which objects are occluded or parts of a split cluster.
 
-    Raises
-    ------
-    ValueError
-        On malformed or non-finite inputs or out-of-range parameters.
+    Raises ValueError on malformed or non-finite inputs or out-of-range parameters.
 
-    Notes
-    -----
-    See the module docstring for the clustering, the occlusion test and the circle fit.
-    Returns on beams adjacent to a cluster but dropped by the caller count as unknown: a
-    cluster next to them is not treated as occluded.
-
+    See the module docstring for the clustering, the occlusion test and the circle fit. Returns on
+    beams adjacent to a cluster but dropped by the caller count as unknown: a cluster next to them
+    is not treated as occluded.
     """
     return Detector(jump_distance=jump_distance, max_diameter=max_diameter,
                     min_points=min_points, min_radius=min_radius,
@@ -196,11 +133,11 @@ class Detector:
     def __init__(self, *, jump_distance: float = 0.3, max_diameter: float = 1.1,
                  min_points: int = 3, min_radius: float = 0.1, split_depth: float = 0.12):
         """Check the tuning (see `detect_objects`); ValueError if out of range."""
-        self.jump_distance = _positive(jump_distance, 'jump_distance')
-        self.max_diameter = _positive(max_diameter, 'max_diameter')
-        self.min_points = _int_at_least(min_points, 'min_points', 1)
-        self.min_radius = _non_negative(min_radius, 'min_radius')
-        self.split_depth = _non_negative(split_depth, 'split_depth')
+        self.jump_distance = positive(jump_distance, 'jump_distance')
+        self.max_diameter = positive(max_diameter, 'max_diameter')
+        self.min_points = int_at_least(min_points, 'min_points', 1)
+        self.min_radius = non_negative(min_radius, 'min_radius')
+        self.split_depth = non_negative(split_depth, 'split_depth')
         if self.min_radius > 0.5 * self.max_diameter:
             raise ValueError('min_radius (%r) must not exceed max_diameter / 2 (%r)'
                              % (min_radius, 0.5 * self.max_diameter))
@@ -209,13 +146,13 @@ class Detector:
                  angle_increment: float, sensor_xy: ArrayLike,
                  partial: bool = False) -> Tuple[np.ndarray, ...]:
         """Return `detect_objects` (points, beam, ..., partial=partial) with this tuning."""
-        pts = _as_xy(points, 'points')
+        pts = as_xy(points, 'points')
         beam = np.asarray(beam).reshape(-1)
         if beam.shape[0] != pts.shape[0]:
             raise ValueError('beam must have shape (%d,), got %s'
                              % (pts.shape[0], beam.shape))
-        n_beams = _int_at_least(n_beams, 'n_beams', 0)
-        increment = abs(_finite_scalar(angle_increment, 'angle_increment'))
+        n_beams = int_at_least(n_beams, 'n_beams', 0)
+        increment = abs(finite_scalar(angle_increment, 'angle_increment'))
         if increment == 0.0:
             raise ValueError('angle_increment must be non-zero')
         sx, sy = _sensor_xy(sensor_xy)
@@ -299,8 +236,8 @@ def _cluster_order(x, y, beam, n_beams, full_circle, jump_distance):
     """
     Split returns (in beam order) into clusters where consecutive returns jump apart.
 
-    As `orca_nav.core.scan`: in a full-circle scan the last and first clusters are one when
-    the last and first returns are close. Returns order (K,), a permutation of the returns
+    As `orca_nav.core.perception.scan`: in a full-circle scan the last and first clusters are
+    one when the last and first returns are close. Returns order (K,), a permutation of the returns
     that makes every cluster contiguous, and the inclusive starts, ends (M,) into it.
     """
     n_pts = x.shape[0]

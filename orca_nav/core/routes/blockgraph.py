@@ -1,13 +1,13 @@
 """
 The coarse level of route planning on large maps: a graph of f x f blocks of free cells.
 
-:class:`~orca_nav.core.routes.RoutePlanner` uses it on maps larger than ``max_fine_cells``: a
-Dijkstra search on the block graph (two blocks are linked when two 8-adjacent free cells
-straddle their border, so walls do not leak, and a passage only the robot's disc fits through
-stays open; a link that no two cells keeping the full margin cross costs ``near_cost`` times
-its length) gives the corridor, and MCP refines it on the
-full-resolution grid in short windows along the corridor (:meth:`BlockGraph.corridor_cells`);
-if a window fails, the planner uses its full-resolution field instead.
+:class:`~orca_nav.core.routes.planner.RoutePlanner` uses it on maps larger than ``max_fine_cells``:
+a Dijkstra search on the block graph (two blocks are linked when two 8-adjacent free cells straddle
+their border, so walls do not leak, and a passage only the robot's disc fits through stays open; a
+link that no two cells keeping the full margin cross costs ``near_cost`` times its length) gives
+the corridor, and MCP refines it on the full-resolution grid in short windows along the corridor
+(:meth:`BlockGraph.corridor_cells`); if a window fails, the planner uses its full-resolution field
+instead.
 
 Cells are (row, col) here, as numpy indexes them; blocks are numbered row-major
 (block row * block columns + block col).

@@ -1,7 +1,7 @@
 """
 Line of sight on grids: whether segments cross blocked cells, and routes shortcut with it.
 
-Used by the route planner (``orca_nav.core.routes``): its routes are shortcut where a robot
+Used by the route planner (``orca_nav.core.routes.planner``): its routes are shortcut where a robot
 sees past a corner, and a snap to the nearest free cell must not cross a wall.
 """
 

@@ -1,9 +1,9 @@
 """
 Outlines of the True cells of a boolean grid as line segments (the walls of a grid map).
 
-:meth:`orca_nav.core.grid.GridMap.wall_segments` calls :func:`outline_segments` on the occupied
-mask and puts the result into the global frame. Coordinates here are in the map frame in cell
-units: (0, 0) is the map's corner and cell (column c, row r) spans [c, c + 1] x [r, r + 1].
+:meth:`orca_nav.core.routes.grid.GridMap.wall_segments` calls :func:`outline_segments` on the
+occupied mask and puts the result into the global frame. Coordinates here are in the map frame in
+cell units: (0, 0) is the map's corner and cell (column c, row r) spans [c, c + 1] x [r, r + 1].
 """
 
 import math

@@ -71,37 +71,25 @@ def cast_rays(origin: ArrayLike, angles: ArrayLike, max_range: float,
     """
     Distance from origin along each ray to the first segment or circle it hits.
 
-    Parameters
-    ----------
-    origin : (2,) array_like
-        Ray origin in the global frame [m].
-    angles : (B,) array_like
-        Global ray angles [rad] (counter-clockwise from the global x axis).
-    max_range : float
-        Hits farther than this are reported as inf [m]; must be positive (inf allowed).
-    segments : (M, 2, 2) array_like or None
-        Segment end points [m]; segment i runs from segments[i, 0] to segments[i, 1] and is
-        solid from both sides. M may be 0. Segments containing NaN are never hit.
-    circle_centers : (C, 2) array_like or None
-        Disc centres [m]. C may be 0.
-    circle_radii : (C,) array_like or None
-        Disc radii [m].
+    origin : (2,) array_like; ray origin in the global frame [m].
+    angles : (B,) array_like; global ray angles [rad] (counter-clockwise from the global x axis).
+    max_range : float; hits farther than this are reported as inf [m]; must be positive
+        (inf allowed).
+    segments : (M, 2, 2) array_like or None; segment end points [m]; segment i runs from
+        segments[i, 0] to segments[i, 1] and is solid from both sides. M may be 0. Segments
+        containing NaN are never hit.
+    circle_centers : (C, 2) array_like or None; disc centres [m]. C may be 0.
+    circle_radii : (C,) array_like or None; disc radii [m].
 
-    Returns
-    -------
-    ranges : (B,) float64 ndarray
-        Distance to the first hit [m]; inf where nothing is hit within max_range.
+    Returns ranges (B,) float64 ndarray: distance to the first hit [m]; inf where nothing is hit
+    within max_range.
 
-    Notes
-    -----
     Circles whose closed disc contains the origin are ignored (a ray starting inside a disc does
-    not report the disc's boundary): the simulator excludes the scanning robot's own disc
-    itself, and this keeps a robot that overlaps another from seeing only zeros.
-    A ray that starts on a segment reports 0. A segment collinear with the ray is hit at its
-    nearest point ahead of the origin.
-    The cost is O(B * (M + C)) in vectorised numpy; primitives that lie entirely beyond
+    not report the disc's boundary): the simulator excludes the scanning robot's own disc itself,
+    and this keeps a robot that overlaps another from seeing only zeros. A ray that starts on a
+    segment reports 0. A segment collinear with the ray is hit at its nearest point ahead of the
+    origin. The cost is O(B * (M + C)) in vectorised numpy; primitives that lie entirely beyond
     max_range are culled first.
-
     """
     origin = np.asarray(origin, dtype=np.float64).reshape(-1)
     if origin.shape != (2,) or not np.all(np.isfinite(origin)):
@@ -245,19 +233,13 @@ def polygon_edges(polygons: Union[np.ndarray, Sequence[ArrayLike]]) -> np.ndarra
     """
     Edges of closed polygons as segments.
 
-    Parameters
-    ----------
-    polygons : list of (K, 2) array_like
-        Vertices of each polygon [m], K >= 2, in order (either orientation). The closing edge
-        from the last vertex back to the first is included. K == 2 is a single segment (as in
-        the core's Obstacles contract), not a doubled edge. A single (K, 2) array is accepted as
-        one polygon.
+    polygons : list of (K, 2) array_like; vertices of each polygon [m], K >= 2, in order (either
+        orientation). The closing edge from the last vertex back to the first is included. K == 2
+        is a single segment (as in the core's Obstacles contract), not a doubled edge. A single
+        (K, 2) array is accepted as one polygon.
 
-    Returns
-    -------
-    edges : (M, 2, 2) float64 ndarray
-        edges[i] = (start, end); M = sum of K over polygons with K >= 3, plus 1 for each K == 2.
-
+    Returns edges (M, 2, 2) float64 ndarray: edges[i] = (start, end); M = sum of K over polygons
+    with K >= 3, plus 1 for each K == 2.
     """
     edges = []
     for pts in _as_vertex_list(polygons, 'polygons', 2):
@@ -274,17 +256,11 @@ def polyline_edges(polylines: Union[np.ndarray, Sequence[ArrayLike]]) -> np.ndar
     """
     Edges of open polylines as segments.
 
-    Parameters
-    ----------
-    polylines : list of (K, 2) array_like
-        Vertices of each polyline [m], K >= 2. A single (K, 2) array is accepted as one
-        polyline.
+    polylines : list of (K, 2) array_like; vertices of each polyline [m], K >= 2. A single (K, 2)
+        array is accepted as one polyline.
 
-    Returns
-    -------
-    edges : (M, 2, 2) float64 ndarray
-        edges[i] = (start, end); M = sum of (K - 1) over the polylines.
-
+    Returns edges (M, 2, 2) float64 ndarray: edges[i] = (start, end); M = sum of (K - 1) over the
+    polylines.
     """
     edges = [np.stack([pts[:-1], pts[1:]], axis=1)
              for pts in _as_vertex_list(polylines, 'polylines', 2)]

@@ -2,7 +2,7 @@
 Route planning on an occupancy grid, and route following helpers (no ROS).
 
 A :class:`RoutePlanner` plans, for robots of one radius (``clearance``), routes from starts to
-goals through the free space of a :class:`~orca_nav.core.grid.GridMap`:
+goals through the free space of a :class:`~orca_nav.core.routes.grid.GridMap`:
 
 1. lethal cells: the map's obstacles grown by ``clearance`` (plus ``tolerance`` cells; half a
    cell is where the robot's true disc touches an obstacle cell) (``grid.blocked``); the free
@@ -23,8 +23,8 @@ Large maps (more than ``max_fine_cells`` cells) are searched hierarchically: a D
 on a graph of f x f blocks (two blocks are linked when two 8-adjacent free cells straddle their
 border, so walls do not leak, and narrow doors stay open; a link that only cells within the
 margin cross costs more) gives the corridor, and MCP refines it on the full-resolution cost
-field in short windows along the corridor (:mod:`orca_nav.core.blockgraph`); if a window fails,
-the full-resolution field is used.
+field in short windows along the corridor (:mod:`orca_nav.core.routes.blockgraph`); if a
+window fails, the full-resolution field is used.
 
 A start inside the inflated zone (a robot squeezed against a wall) is connected to the nearest
 free cell of the goal's component within a few clearances; a goal in the inflated zone (but not
@@ -41,7 +41,7 @@ Example::
     planner = RoutePlanner(grid, clearance=0.2, tolerance=0.5, margin=0.15,
                            inflation_band=0.3)     # a robot of radius 0.2: costs
     route = planner.plan(start=(1.0, 2.0), goal=(8.0, 9.5))     # raises Unreachable
-    # Following the route: orca_nav.core.follow.follow_routes (the whole fleet at once).
+    # Following the route: orca_nav.core.routes.follow.follow_routes (the whole fleet at once).
 """
 
 from collections import OrderedDict
@@ -54,10 +54,9 @@ from numpy.typing import ArrayLike
 from scipy import ndimage
 from skimage.graph import MCP_Geometric
 
-# coarse_factor and WINDOW_BLOCKS are re-exported: they were defined here first.
-from .blockgraph import BlockGraph, coarse_factor, WINDOW_BLOCKS  # noqa: F401
+from .blockgraph import BlockGraph, coarse_factor
 from .grid import GridMap
-from .sight import line_of_sight, segments_clear, shortcut  # noqa: F401
+from .sight import segments_clear, shortcut
 
 # Maps up to this many cells are planned with a full-resolution MCP field per goal (about 0.1 s
 # on a 2-core machine); larger ones use the block graph first.

@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import kdtree
-from ._jit import njit
+from .._jit import njit
 
 # Edges shorter than this [m] carry no direction worth the name (and square to zero).
 MIN_EDGE = 1e-9

@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from ._jit import njit
+from .._jit import njit
 
 # Headings of the candidate fan (per full turn) and the fractions of the preferred speed.
 KEEPOUT_HEADINGS = 24

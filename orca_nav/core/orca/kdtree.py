@@ -15,7 +15,7 @@ max y) and ``pts`` (N, 2) the points in leaf order.
 
 import numpy as np
 
-from ._jit import njit
+from .._jit import njit
 
 # At most this many points in a leaf (RVO2's MAX_LEAF_SIZE).
 LEAF_SIZE = 10

@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import ndimage
 
-from ._jit import njit
+from .._jit import njit
 
 # A hidden carrot is pulled back toward the robot's projection in this many steps.
 PULLBACK_STEPS = 10

@@ -1,7 +1,7 @@
 """
 Tracking of moving objects (people, unknown robots) across laser scans (no ROS).
 
-Objects come from `orca_nav.core.detection.detect_objects` (re-exported here).
+Objects come from `orca_nav.core.perception.detection.detect_objects` (re-exported here).
 
 Tracking (`Tracker`) keeps one constant-velocity Kalman filter per track in the global frame;
 one `Tracker.update` per scan (of any robot, in time order), then `Tracker.tracks` for the
@@ -28,9 +28,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.optimize import linear_sum_assignment
 
-from ._jit import njit
-from .detection import _as_xy, _int_at_least, _non_negative, _positive, detect_objects
-from .scan import _finite_scalar
+from .checks import as_xy, finite_scalar, int_at_least, non_negative, positive
+from .detection import detect_objects
+from .._jit import njit
 
 # The velocity of a new track is 0 with this standard deviation, as a fraction of max_speed.
 INITIAL_SPEED_SIGMA = 0.5
@@ -58,26 +58,17 @@ class Tracks:
     """
     The tracks of a `Tracker` at one time, sorted by id (arrays are copies).
 
-    Attributes
-    ----------
-    id : (T,) int64 ndarray
-        Track ids, unique over the tracker's life (until `Tracker.reset`).
-    position : (T, 2) float64 ndarray
-        Estimated centres in the global frame [m].
-    velocity : (T, 2) float64 ndarray
-        Estimated velocities [m/s], at most max_speed.
-    radius : (T,) float64 ndarray
-        Smoothed radii [m].
-    confirmed : (T,) bool ndarray
-        Whether the track has had confirm_hits matched detections, or two spanning at
-        least confirm_time (else tentative).
-    moving : (T,) bool ndarray
-        Confirmed and moving (speed hysteresis between min_speed / 2 and min_speed).
-    age : (T,) float64 ndarray
-        Time since the track's first detection [s].
-    position_sigma : (T,) float64 ndarray
-        Standard deviation of each coordinate of the position [m].
-
+    id : (T,) int64 ndarray; track ids, unique over the tracker's life (until `Tracker.reset`).
+    position : (T, 2) float64 ndarray; estimated centres in the global frame [m].
+    velocity : (T, 2) float64 ndarray; estimated velocities [m/s], at most max_speed.
+    radius : (T,) float64 ndarray; smoothed radii [m].
+    confirmed : (T,) bool ndarray; whether the track has had confirm_hits matched detections, or
+        two spanning at least confirm_time (else tentative).
+    moving : (T,) bool ndarray; confirmed and moving (speed hysteresis between min_speed / 2 and
+        min_speed).
+    age : (T,) float64 ndarray; time since the track's first detection [s].
+    position_sigma : (T,) float64 ndarray; standard deviation of each coordinate of the
+        position [m].
     """
 
     id: np.ndarray  # noqa: A003 (the usual name; a dataclass field, not a method)
@@ -153,42 +144,31 @@ class Tracker:
         """
         Set the tuning parameters; see the class docstring for their roles.
 
-        Parameters
-        ----------
-        gate : float
-            Association distance beyond the predicted position's 3 sigma [m], > 0. Larger
-            keeps tracks through sharper turns and longer occlusions but lets nearby objects
-            steal each other's detections.
-        confirm_hits : int
-            Matched detections for a track to be confirmed, >= 1 (1: at once). Larger
-            suppresses more noise but reports new objects later.
-        track_timeout : float
-            A track without a match for longer than this is deleted [s], > 0.
-        accel_noise : float
-            Velocity random walk [m/s per second, i.e. m/s^2], > 0. Larger follows turns and
-            starts faster but gives noisier velocities.
-        measurement_noise : float
-            Standard deviation of a detected centre per coordinate [m], > 0.
-        min_speed : float
-            A confirmed track is moving once faster than this, and until slower than half of
-            it [m/s], > 0.
-        max_speed : float
-            Estimated speeds are capped at this [m/s], > 0.
-        merge_distance : float
-            Detections of one scan closer than this are one object [m], >= 0 (0: no merge).
-        confirm_time : float
-            A track with two or more matched detections this far apart in time is confirmed
-            whatever confirm_hits says [s], >= 0 (inf: by hits only).
-
+        gate : float; association distance beyond the predicted position's 3 sigma [m], > 0. Larger
+            keeps tracks through sharper turns and longer occlusions but lets nearby objects steal
+            each other's detections.
+        confirm_hits : int; matched detections for a track to be confirmed, >= 1 (1: at once).
+            Larger suppresses more noise but reports new objects later.
+        track_timeout : float; a track without a match for longer than this is deleted [s], > 0.
+        accel_noise : float; velocity random walk [m/s per second, i.e. m/s^2], > 0. Larger follows
+            turns and starts faster but gives noisier velocities.
+        measurement_noise : float; standard deviation of a detected centre per coordinate [m], > 0.
+        min_speed : float; a confirmed track is moving once faster than this, and until slower than
+            half of it [m/s], > 0.
+        max_speed : float; estimated speeds are capped at this [m/s], > 0.
+        merge_distance : float; detections of one scan closer than this are one object [m], >= 0
+            (0: no merge).
+        confirm_time : float; a track with two or more matched detections this far apart in time is
+            confirmed whatever confirm_hits says [s], >= 0 (inf: by hits only).
         """
-        self.gate = _positive(gate, 'gate')
-        self.confirm_hits = _int_at_least(confirm_hits, 'confirm_hits', 1)
-        self.track_timeout = _positive(track_timeout, 'track_timeout')
-        self.accel_noise = _positive(accel_noise, 'accel_noise')
-        self.measurement_noise = _positive(measurement_noise, 'measurement_noise')
-        self.min_speed = _positive(min_speed, 'min_speed')
-        self.max_speed = _positive(max_speed, 'max_speed')
-        self.merge_distance = _non_negative(merge_distance, 'merge_distance')
+        self.gate = positive(gate, 'gate')
+        self.confirm_hits = int_at_least(confirm_hits, 'confirm_hits', 1)
+        self.track_timeout = positive(track_timeout, 'track_timeout')
+        self.accel_noise = positive(accel_noise, 'accel_noise')
+        self.measurement_noise = positive(measurement_noise, 'measurement_noise')
+        self.min_speed = positive(min_speed, 'min_speed')
+        self.max_speed = positive(max_speed, 'max_speed')
+        self.merge_distance = non_negative(merge_distance, 'merge_distance')
         self.confirm_time = float(confirm_time)
         if not self.confirm_time >= 0.0:
             raise ValueError('confirm_time must be >= 0, got %r' % (confirm_time,))
@@ -209,31 +189,24 @@ class Tracker:
         """
         Fold in the detections of one scan taken at ``time``.
 
-        Parameters
-        ----------
-        time : float
-            Scan time [s], finite; calls should come in time order, but an earlier time than
-            a track's last update is tolerated (no prediction backwards).
-        centres : (D, 2) array_like
-            Detected centres in the global frame [m] (`detect_objects`); D may be 0.
-        radii : (D,) array_like
-            Their radii [m], finite and >= 0.
-        partial : (D,) array_like of bool or None
-            Which detections are partial views (``detect_objects(..., partial=True)``): such
-            a detection updates a track placed as far behind its visible arc as the track is
-            wide, with PARTIAL_NOISE, and the track keeps its radius; unmatched, it starts a
-            track only where no track and no whole detection is near. None: none is.
-        sensor : (2,) array_like or None
-            The scanner's position [m]; needed when a detection is partial.
+        time : float; scan time [s], finite; calls should come in time order, but an earlier time
+            than a track's last update is tolerated (no prediction backwards).
+        centres : (D, 2) array_like; detected centres in the global frame [m] (`detect_objects`);
+            D may be 0.
+        radii : (D,) array_like; their radii [m], finite and >= 0.
+        partial : (D,) array_like of bool or None; which detections are partial views
+            (``detect_objects(..., partial=True)``): such a detection updates a track placed as far
+            behind its visible arc as the track is wide, with PARTIAL_NOISE, and the track keeps
+            its radius; unmatched, it starts a track only where no track and no whole detection is
+            near. None: none is.
+        sensor : (2,) array_like or None; the scanner's position [m]; needed when a detection is
+            partial.
 
-        Raises
-        ------
-        ValueError
-            On a non-finite time or malformed or non-finite detections (nothing is changed).
-
+        Raises ValueError on a non-finite time or malformed or non-finite detections (nothing is
+        changed).
         """
-        time = _finite_scalar(time, 'time')
-        z = _as_xy(centres, 'centres')
+        time = finite_scalar(time, 'time')
+        z = as_xy(centres, 'centres')
         rad = np.asarray(radii, dtype=np.float64).reshape(-1)
         if rad.shape[0] != z.shape[0]:
             raise ValueError('radii must have shape (%d,), got %s' % (z.shape[0], rad.shape))
@@ -284,13 +257,9 @@ class Tracker:
         """
         Return the current tracks, sorted by id.
 
-        Parameters
-        ----------
-        time : float or None
-            Predict the positions (and their sigmas) to this time [s] (never backwards);
-            None: each track at its last update. Ages are counted to this time, or to the
-            latest update time if None.
-
+        time : float or None; predict the positions (and their sigmas) to this time [s] (never
+            backwards); None: each track at its last update. Ages are counted to this time, or to
+            the latest update time if None.
         """
         order = np.argsort(self._id, kind='stable')
         kf = self._kf[order]
@@ -300,7 +269,7 @@ class Tracker:
         if time is None:
             ref = self._time
         else:
-            ref = _finite_scalar(time, 'time')
+            ref = finite_scalar(time, 'time')
             dt = np.maximum(ref - book[:, _T], 0.0)
             pos = pos + kf[:, _VX:_VY + 1] * dt[:, None]
             var = var + dt * (2.0 * kf[:, _PV] + dt * kf[:, _VV]) \

@@ -27,8 +27,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import ndimage
 
-# CORNER_CUT is re-exported: the wall_segments docstring refers to it.
-from .outline import CORNER_CUT, outline_segments  # noqa: F401
+from .outline import outline_segments
 
 # ROS map_server writes 100 for occupied, 0 for free and -1 for unknown; cells at or above this
 # probability [%] count as occupied (map_server's own default occupied_thresh is 0.65).
@@ -315,9 +314,10 @@ class GridMap:
         """
         Return (M, 2, 2) wall segments [m] in the global frame: the outlines of occupied cells.
 
-        The outlines are traced (:func:`~orca_nav.core.outline.outline_segments`) with marching
-        squares (skimage.measure.find_contours on the occupied mask padded with free cells), put
-        back onto the cell edges (marching squares cuts each corner diagonally by CORNER_CUT;
+        The outlines are traced (:func:`~orca_nav.core.routes.outline.outline_segments`) with
+        marching squares (skimage.measure.find_contours on the occupied mask padded with free
+        cells), put back onto the cell edges (marching squares cuts each corner diagonally by
+        ``outline.CORNER_CUT``;
         the corner vertex is restored), then simplified with skimage.measure.approximate_polygon:
         every simplified vertex is a point of the exact staircase outline, and the outline stays
         within ``tolerance`` of the segments. When the tolerance exceeds CORNER_CUT, the raw
