@@ -9,7 +9,7 @@ import numpy as np
 from orca_nav.ros import messages
 from orca_nav.testing.rig import command_values
 import pytest
-from rclpy.serialization import serialize_message
+from rclpy.serialization import deserialize_message, serialize_message
 from visualization_msgs.msg import Marker
 
 
@@ -103,6 +103,120 @@ def test_truncated_buffer_is_a_value_error():
     data = serialize_message(odometry(np.random.default_rng(1)))
     with pytest.raises(ValueError):
         messages.odometry_from_cdr(data[:100])
+
+
+# Values written into random odometry messages besides ordinary ones (the readers must refuse
+# or accept them exactly as the message path does; in fields they do not read, ignore them).
+SPECIAL = [math.nan, math.inf, -math.inf, 0.0, -0.0, 1e308, -1e300, 1e-310, 5e-7]
+
+
+def random_odometry_buffer(rng):
+    """Return a serialized Odometry: random frame names (any length, empty too), values."""
+    m = odometry(rng, 'f' * int(rng.integers(0, 18)), 'c' * int(rng.integers(0, 18)))
+    fields = [(m.pose.pose.position, 'x'), (m.pose.pose.position, 'y'),
+              (m.pose.pose.position, 'z'), (m.pose.pose.orientation, 'x'),
+              (m.pose.pose.orientation, 'y'), (m.pose.pose.orientation, 'z'),
+              (m.pose.pose.orientation, 'w'), (m.twist.twist.linear, 'x'),
+              (m.twist.twist.linear, 'y'), (m.twist.twist.linear, 'z'),
+              (m.twist.twist.angular, 'x'), (m.twist.twist.angular, 'z')]
+    for _ in range(int(rng.integers(0, 3))):  # a few special values, or none
+        obj, name = fields[int(rng.integers(len(fields)))]
+        setattr(obj, name, float(rng.choice(SPECIAL)))
+    if rng.random() < 0.1:  # the covariances are never read
+        m.pose.covariance[int(rng.integers(36))] = math.nan
+        m.twist.covariance[int(rng.integers(36))] = math.inf
+    if rng.random() < 0.05:  # a zero (or nearly zero) quaternion
+        o = m.pose.pose.orientation
+        o.x = o.y = o.z = 0.0
+        o.w = float(rng.choice([0.0, 1e-7]))
+    return serialize_message(m)
+
+
+def outcome(read):
+    """Return what ``read()`` gives: its values, or the ValueError's text."""
+    try:
+        return read()
+    except ValueError as exc:
+        return str(exc)
+
+
+def test_the_raw_readers_agree_with_rclpys_deserialization_on_random_messages():
+    """
+    The raw readers (scalar and batch) against rclpy's deserialization: 3000 random messages.
+
+    Frame names of any length (the alignment after them), empty ones, NaN and inf anywhere:
+    the scalar reader gives what the deserialized message gives (the same values, or the same
+    ValueError); the batch reader gives the scalar reader's values bit for bit for the rows it
+    reads, and leaves to it exactly the rows it refuses (plus none that are valid).
+    """
+    rng = np.random.default_rng(28)
+    bufs = [random_odometry_buffer(rng) for _ in range(3000)]
+    read, values, stamps = messages.odometry_batch_from_cdr(bufs)
+    refused = 0
+    for k, buf in enumerate(bufs):
+        msg = deserialize_message(buf, Odometry)
+        ref = outcome(lambda: messages.odometry_to_tuple(msg))
+        got = outcome(lambda: messages.odometry_from_cdr(buf))
+        if isinstance(ref, str):
+            refused += 1
+            assert got == ref
+            assert not read[k]
+            continue
+        assert got[:6] == ref  # bit for bit: the same arithmetic on the same doubles
+        assert got[6] == msg.header.stamp.sec * 10 ** 9 + msg.header.stamp.nanosec
+        assert read[k], k
+        assert tuple(values[k].tolist()) == got[:6] and stamps[k] == got[6]
+    assert 300 < refused < 1500  # both kinds are well represented
+
+
+@pytest.mark.parametrize('cut', [0, 1, 2, 4, 11, 15, 16, 30, 100, -1])
+def test_truncated_or_foreign_buffers_are_refused_by_both_readers(cut):
+    """Cut anywhere, or in another encapsulation (XCDR2, a parameter list): one ValueError."""
+    data = serialize_message(odometry(np.random.default_rng(abs(cut)), 'map', 'robot7/base'))
+    bad = [data[:cut], b'\x00\x07' + data[2:], b'\x00\x03' + data[2:], b'\x01\x01' + data[2:]]
+    for buf in bad:
+        with pytest.raises(ValueError, match='^odometry message: not a serialized '
+                                             'nav_msgs/Odometry'):
+            messages.odometry_from_cdr(buf)
+    read, values, _ = messages.odometry_batch_from_cdr(bad + [data, None])
+    assert read.tolist() == [False] * len(bad) + [True, False]
+    assert np.isnan(values[~read]).all()
+    with pytest.raises(ValueError, match='encapsulation'):
+        messages.odometry_from_cdr(bad[1])
+    with pytest.raises(ValueError, match='encapsulation'):
+        messages.scan_from_cdr(b'\x00\x07' + serialize_message(messages.make_scan([1.0]))[2:])
+
+
+def test_the_batch_reader_of_nothing():
+    """No buffers: empty arrays."""
+    read, values, stamps = messages.odometry_batch_from_cdr([])
+    assert read.shape == (0,) and values.shape == (0, 6) and stamps.shape == (0,)
+
+
+@pytest.mark.parametrize('stamped', [False, True])
+def test_serialized_commands_are_rclpys(stamped):
+    """The encoder's bytes are those of the serialized fill_command message (any frame)."""
+    frames = ['', 'a', 'ab', 'abc', 'abcd', 'r000/base_link', 'x' * 7, 'y' * 8, 'é/base_link']
+    rng = np.random.default_rng(5)
+    cmd = rng.uniform(-1.0, 1.0, (len(frames), 3))
+    cmd[0] = (-0.0, 0.0, -0.0)
+    encoder = messages.CommandEncoder(stamped, frames)
+    stamp = (1_700_000_123, 456_789_012)
+    for i, data in enumerate(encoder.encode(cmd, stamp)):
+        msg = messages.fill_command(messages.new_command(stamped), *cmd[i], None, frames[i])
+        if stamped:
+            msg.header.stamp.sec, msg.header.stamp.nanosec = stamp
+        ref = serialize_message(msg)
+        # The padding before TwistStamped's twist is whatever rclpy's buffer held: compare
+        # the length, the message read back, and the bytes but the padding.
+        assert len(data) == len(ref)
+        back = deserialize_message(data, type(msg))
+        assert back == msg
+        assert [math.copysign(1.0, v) for v in command_values(back)] == \
+            [math.copysign(1.0, v) for v in cmd[i]]  # -0.0 stays -0.0
+        assert data[-48:] == ref[-48:] and data[:4] == ref[:4]
+        if not stamped:
+            assert data == ref
 
 
 def test_yaw_quaternion_round_trip():

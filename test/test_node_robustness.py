@@ -26,6 +26,7 @@ import pytest
 from rcl_interfaces.srv import GetParameters, SetParameters, SetParametersAtomically
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, qos_profile_sensor_data, QoSProfile
+from rclpy.serialization import serialize_message
 from sensor_msgs.msg import LaserScan
 from std_msgs.msg import String
 
@@ -152,12 +153,14 @@ class ProcessRig(Probe):
         """
         Run one tick: odometry of every robot, the clock one period on; return the commands.
 
-        ``odom`` : {robot index: message} replaces those robots' clean odometry.
+        ``odom`` : {robot index: message} replaces those robots' clean odometry (a message,
+        stamped here, or serialized bytes sent as they are).
         """
         odom = odom or {}
         for i, pub in enumerate(self.odom_pubs):
             msg = odom.get(i) or clean_odometry(i)
-            msg.header.stamp = self.clock.stamp()
+            if not isinstance(msg, bytes):
+                msg.header.stamp = self.clock.stamp()
             pub.publish(msg)
         self.spin_for(0.02)  # the odometry is in before the tick
         counts = list(self.cmd_count)
@@ -286,6 +289,28 @@ def test_bad_odometry_on_one_robot_stops_it_and_leaves_the_others_unchanged(rig)
                   'odometry twist'):
         assert f'r1: {field}:' in log, field
     assert log.count('r1: odometry pose:') < 3 * BAD_TICKS
+
+
+def test_malformed_odometry_bytes_stop_that_robot_with_one_log_line(rig):
+    """Truncated or foreign (XCDR2) bytes on r1's odom: r1 stops, the others drive on."""
+    back_to_clean(rig)
+    clean = serialize_message(bad_r1())
+    for what, data in (('XCDR2', b'\x00\x07' + clean[2:]),
+                       ('truncated', clean[:len(clean) // 2])):
+        for k in range(BAD_TICKS):
+            cmds = rig.tick({1: data})
+            assert_others_unchanged(rig, cmds, 1, what)
+            if k >= 1:
+                assert cmds[1] == (0.0, 0.0, 0.0), f'{what}: r1 got {cmds[1]}'
+        rig.spin_until(lambda: rig.status['r1']['state'] == 'rejected_odometry', what=what)
+        cmds = [rig.tick() for _ in range(2)]
+        assert cmds[-1] == rig.clean, what
+    # One line says why (the next such lines of r1 are throttled: held back for 2 s).
+    log = rig.log_text()
+    assert "r1: odometry message: not a serialized nav_msgs/Odometry: encapsulation '00070000'" \
+        in log
+    assert log.count('r1: odometry message:') <= 2
+    assert rig.child.alive()
 
 
 @pytest.mark.parametrize('scale', [2.0, 0.5])

@@ -87,14 +87,31 @@ def odometry_values(px, py, qx, qy, qz, qw, vx, vy, wz):
     return px, py, yaw_from_quaternion(qx, qy, qz, qw), vx, vy, wz
 
 
-# Serialized nav_msgs/Odometry (CDR, as every ROS 2 middleware sends it): a 4-byte
-# encapsulation header (byte 1: 1 little endian, 0 big endian), then the fields aligned to their
-# size relative to the end of that header. 36-double covariance after the pose.
+# Serialized messages (CDR, as every ROS 2 middleware sends them): a 4-byte encapsulation
+# header, then the fields aligned to their size relative to the end of that header. Read here:
+# plain CDR (XCDR1), bytes 0-1 of the header 0x0000 (big endian) or 0x0001 (little endian);
+# anything else (XCDR2, parameter lists) is refused, not guessed at.
 _CDR_HEADER = 4
+_CDR_KINDS = {b'\x00\x01': '<', b'\x00\x00': '>'}
 # A stamped message's serialized bytes after this offset follow its stamp (the 4-byte CDR
 # header, then builtin_interfaces/Time: int32 sec, uint32 nanosec): the frame and the body.
 STAMP_END = _CDR_HEADER + 8
 _POSE_COVARIANCE_BYTES = 36 * 8
+# Odometry after its child_frame_id: pose (7 doubles), covariance, twist (6 doubles), covariance.
+_ODOM_BODY_BYTES = 7 * 8 + _POSE_COVARIANCE_BYTES + 6 * 8 + _POSE_COVARIANCE_BYTES
+
+
+def cdr_byte_order(buf, what):
+    """
+    Return the struct byte order ('<' or '>') of a serialized message's CDR header.
+
+    ValueError naming ``what`` (the message type) for an encapsulation not read here.
+    """
+    order = _CDR_KINDS.get(bytes(buf[:2]))
+    if order is None:
+        raise ValueError(f'not a serialized {what}: encapsulation {bytes(buf[:4]).hex()!r} '
+                         '(plain CDR is read: 0001 or 0000)')
+    return order
 
 
 def odometry_from_cdr(buf):
@@ -102,12 +119,14 @@ def odometry_from_cdr(buf):
     Read (x, y, yaw, v_forward, v_left, yaw_rate, stamp_ns) from a serialized Odometry.
 
     The same numbers as ``odometry_to_tuple`` without building the Python message: rclpy needs
-    ~100 us to deserialize an Odometry (mostly its two covariance arrays), this takes ~3 us,
+    ~31 us to deserialize an Odometry (mostly its two covariance arrays), this takes ~1.5 us,
     which decides how many robots one node can follow. ValueError when the buffer is not an
-    Odometry, and, naming the field, when a value is NaN or infinite or the quaternion is zero.
+    Odometry (truncated, or an encapsulation other than plain CDR), and, naming the field, when
+    a value is NaN or infinite or the quaternion is zero. ``odometry_batch_from_cdr`` reads
+    many at once.
     """
     try:
-        e = '<' if buf[1] == 1 else '>'
+        e = cdr_byte_order(buf, 'nav_msgs/Odometry')
         o = _CDR_HEADER
         sec, nanosec, n = struct.unpack_from(e + 'iII', buf, o)
         o += 12 + n                                   # header.frame_id
@@ -115,13 +134,83 @@ def odometry_from_cdr(buf):
         (n,) = struct.unpack_from(e + 'I', buf, o)
         o += 4 + n                                    # child_frame_id
         o = _CDR_HEADER + ((o - _CDR_HEADER + 7) & ~7)
+        if o + _ODOM_BODY_BYTES > len(buf):  # to the end of the twist's covariance
+            raise ValueError(f'truncated: {len(buf)} bytes, {o + _ODOM_BODY_BYTES} needed')
         px, py, _, qx, qy, qz, qw = struct.unpack_from(e + '7d', buf, o)
         o += 7 * 8 + _POSE_COVARIANCE_BYTES
         vx, vy, _, _, _, wz = struct.unpack_from(e + '6d', buf, o)
-    except (struct.error, IndexError, TypeError) as exc:
-        raise ValueError(f'odometry message: not a serialized nav_msgs/Odometry: {exc}') from None
+    except (struct.error, IndexError, TypeError, ValueError) as exc:
+        text = str(exc)
+        if not text.startswith('not a serialized'):
+            text = f'not a serialized nav_msgs/Odometry: {text}'
+        raise ValueError(f'odometry message: {text}') from None
     return odometry_values(px, py, qx, qy, qz, qw, vx, vy, wz) + (
         sec * 1_000_000_000 + nanosec,)
+
+
+def _gather(data, offsets, size, dtype):
+    """``size`` bytes at each of ``offsets`` in the uint8 array ``data``, as (R, k) ``dtype``."""
+    return data[offsets[:, None] + np.arange(size)].view(dtype)
+
+
+def odometry_batch_from_cdr(bufs):
+    """
+    Read many serialized little-endian Odometry messages at once (the tick's fast path).
+
+    Returns (read, values, stamp_ns): ``read`` (R,) bool, the rows read here; for them
+    ``values`` (R, 6) holds exactly what ``odometry_from_cdr`` gives (x, y, yaw, v_forward,
+    v_left, yaw_rate; the same arithmetic, so the same bits) and ``stamp_ns`` (R,) the stamp.
+    A row not read (another byte order or encapsulation, truncated, NaN or infinite, zero
+    quaternion) is for ``odometry_from_cdr``, which reads it or says what is wrong with it.
+    The offsets, bounds and finiteness are worked out for all rows with numpy; only the
+    quaternion's normalisation and yaw stay per row, in the scalar functions' arithmetic.
+    """
+    r = len(bufs)
+    values = np.full((r, 6), np.nan)
+    stamp_ns = np.zeros(r, np.int64)
+    if not r:
+        return np.zeros(0, bool), values, stamp_ns
+    bufs = [b if isinstance(b, (bytes, bytearray)) else b'' for b in bufs]  # b'': not read
+    size = np.fromiter(map(len, bufs), np.int64, r)
+    base = np.zeros(r, np.int64)
+    np.cumsum(size[:-1], out=base[1:])
+    # Zeros after the last message: a read past a short buffer stays inside the array (that
+    # row is not read: the bounds are checked before its values are used).
+    data = np.frombuffer(b''.join(bufs) + bytes(_ODOM_BODY_BYTES + 16), np.uint8)
+    ok = size >= STAMP_END + 4
+    at = np.where(ok, base, 0)
+    ok &= (data[at] == 0) & (data[at + 1] == 1)
+    head = _gather(data, np.where(ok, base, 0) + _CDR_HEADER, 12, '<u4')  # sec nanosec len
+    n = head[:, 2].astype(np.int64)
+    o = STAMP_END + 4 + n                                       # after header.frame_id
+    o = _CDR_HEADER + ((o - _CDR_HEADER + 3) & ~3)
+    ok &= o + 4 <= size
+    n = _gather(data, np.where(ok, base + o, 0), 4, '<u4')[:, 0].astype(np.int64)
+    o = o + 4 + n                                               # after child_frame_id
+    o = _CDR_HEADER + ((o - _CDR_HEADER + 7) & ~7)
+    ok &= o + _ODOM_BODY_BYTES <= size
+    at = np.where(ok, base + o, 0)
+    pose = _gather(data, at, 7 * 8, '<f8')                      # x y z qx qy qz qw
+    twist = _gather(data, at + 7 * 8 + _POSE_COVARIANCE_BYTES, 6 * 8, '<f8')
+    ok &= np.isfinite(pose[:, [0, 1, 3, 4, 5, 6]]).all(axis=1)
+    ok &= np.isfinite(twist[:, [0, 1, 5]]).all(axis=1)
+    yaw = values[:, 2]
+    hypot, atan2 = math.hypot, math.atan2
+    for k, good, (qx, qy, qz, qw) in zip(range(r), ok.tolist(), pose[:, 3:7].tolist()):
+        if not good:
+            continue
+        norm = hypot(qx, qy, qz, qw)  # unit_quaternion's and yaw_from_quaternion's arithmetic
+        if not norm >= MIN_QUATERNION_NORM:
+            ok[k] = False
+            continue
+        x, y, z, w = qx / norm, qy / norm, qz / norm, qw / norm
+        yaw[k] = atan2(2.0 * (w * z + x * y), w * w + x * x - y * y - z * z)
+    values[ok, 0:2] = pose[ok, 0:2]
+    values[ok, 3:5] = twist[ok, 0:2]
+    values[ok, 5] = twist[ok, 5]
+    stamp_ns[ok] = (head[ok, 0].view(np.int32).astype(np.int64) * 1_000_000_000
+                    + head[ok, 1].astype(np.int64))
+    return ok, values, stamp_ns
 
 
 def scan_from_cdr(buf):
@@ -134,7 +223,7 @@ def scan_from_cdr(buf):
     processing refuses bad ones, with the reason).
     """
     try:
-        e = '<' if buf[1] == 1 else '>'
+        e = cdr_byte_order(buf, 'sensor_msgs/LaserScan')
         o = _CDR_HEADER + 8                           # header.stamp
         (n,) = struct.unpack_from(e + 'I', buf, o)
         o += 4 + n                                    # header.frame_id
@@ -146,7 +235,10 @@ def scan_from_cdr(buf):
             raise ValueError(f'{count} ranges announced, {(len(buf) - o) // 4} there')
         ranges = np.frombuffer(buf, dtype=e + 'f4', count=count, offset=o).astype(float)
     except (struct.error, IndexError, TypeError, ValueError) as exc:
-        raise ValueError(f'scan message: not a serialized sensor_msgs/LaserScan: {exc}') from None
+        text = str(exc)
+        if not text.startswith('not a serialized'):
+            text = f'not a serialized sensor_msgs/LaserScan: {text}'
+        raise ValueError(f'scan message: {text}') from None
     return angle_min, increment, range_min, range_max, ranges
 
 
@@ -294,6 +386,44 @@ def fill_command(msg, vx, vy, wz, stamp=None, frame_id=''):
     twist.linear.y = float(vy)
     twist.angular.z = float(wz)
     return msg
+
+
+class CommandEncoder:
+    """
+    The serialized commands of C robots: geometry_msgs/Twist or TwistStamped, as CDR bytes.
+
+    ``Publisher.publish`` takes bytes as they are; a Python message is first converted field
+    by field (~3 us a Twist against ~1.4 us for bytes, 250 robots ten times a second). The
+    bytes are those of ``fill_command``'s message (tested against rclpy's serializer).
+    """
+
+    _TWIST = struct.Struct('<6d')
+    _STAMP = struct.Struct('<iI')
+
+    def __init__(self, stamped, frame_ids):
+        """Commands of ``len(frame_ids)`` robots; TwistStamped in these frames if stamped."""
+        self.stamped = stamped
+        self._tails = []  # stamped: each robot's bytes between the stamp and the twist
+        for frame in frame_ids if stamped else ():
+            text = frame.encode() + b'\0'
+            end = STAMP_END + 4 + len(text)
+            pad = -(end - _CDR_HEADER) % 8  # the twist's doubles: 8-aligned
+            self._tails.append(struct.pack('<I', len(text)) + text + bytes(pad))
+
+    def encode(self, commands, stamp=None):
+        """
+        List of the serialized command of each robot: rows (vx, vy, wz) of ``commands``.
+
+        stamp : (sec, nanosec) of TwistStamped's header (None: zero).
+        """
+        pack = self._TWIST.pack
+        head = b'\x00\x01\x00\x00'  # plain CDR, little endian
+        rows = np.asarray(commands, dtype=float).tolist()
+        if not self.stamped:
+            return [head + pack(vx, vy, 0.0, 0.0, 0.0, wz) for vx, vy, wz in rows]
+        head += self._STAMP.pack(*(stamp or (0, 0)))
+        return [head + tail + pack(vx, vy, 0.0, 0.0, 0.0, wz)
+                for tail, (vx, vy, wz) in zip(self._tails, rows)]
 
 
 def status_message(robot, state, goal=None, distance=None, reason='', **give_way):

@@ -44,12 +44,15 @@ class FleetOutputs:
         self._frame = p.global_frame
         self._stamped = p.cmd_vel_stamped
         c = settings.n_controlled
-        self._cmd_msgs = [messages.new_command(p.cmd_vel_stamped) for _ in range(c)]
         robots = settings.names[:c]
+        # Commands are published serialized (see CommandEncoder): one tick publishes C of them.
+        self._encoder = messages.CommandEncoder(p.cmd_vel_stamped,
+                                                [r + '/base_link' for r in robots])
 
         def topic(robot, name):
             return P.robot_topic(p.robots_namespace, robot, name)
-        self._cmd = [node.create_publisher(type(self._cmd_msgs[0]), topic(r, p.cmd_vel_topic),
+        command_type = type(messages.new_command(p.cmd_vel_stamped))
+        self._cmd = [node.create_publisher(command_type, topic(r, p.cmd_vel_topic),
                                            RELIABLE_QOS) for r in robots]
         self._status = [node.create_publisher(String, topic(r, p.status_topic), LATCHED_QOS)
                         for r in robots]
@@ -103,10 +106,10 @@ class FleetOutputs:
 
     def commands(self, cmd):
         """Publish (C, 3) body-frame commands, one message per commanded robot."""
-        stamp = self._now() if self._stamped else None
-        for i, pub in enumerate(self._cmd):
-            pub.publish(messages.fill_command(self._cmd_msgs[i], *cmd[i], stamp,
-                                              self._names[i] + '/base_link'))
+        stamp = (self._node.get_clock().now().seconds_nanoseconds() if self._stamped
+                 else None)
+        for pub, data in zip(self._cmd, self._encoder.encode(cmd, stamp)):
+            pub.publish(data)
         self.last_commands = cmd
         self.commands_published += 1
 
