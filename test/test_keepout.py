@@ -96,9 +96,11 @@ def run_with_walkers(walkers, walker_vel, goal, *, drive='holonomic', keepout=Tr
     Run one robot from the origin (heading +x) to goal among walkers that do not see it.
 
     Returns (arrived, intrusion share, smallest gap between the discs [m]). The walkers go
-    straight on; the controller is told where they are each tick (known people).
+    straight on; the controller is told where they are each tick (known people). keepout:
+    on for either drive (``person_keepout_differential``), False: off, None: the defaults.
     """
-    knobs = {} if keepout else {'person_keepout_time': 0.0}
+    knobs = ({} if keepout is None else {'person_keepout_differential': True} if keepout
+             else {'person_keepout_time': 0.0})
     cfg = FleetConfig.uniform(['r'], radius=ROBOT_RADIUS, max_speed=1.0, drive=drive,
                               lookahead_distance=0.1, period=PERIOD, **knobs)
     ctrl = FleetController(cfg, NavigationConfig(), InlineExecutor())
@@ -158,3 +160,11 @@ def test_the_robot_keeps_out_of_walkers_next_second(scene, drive):
     assert on[0], f'{scene} {drive}: not arrived with the keep-out'
     assert on[2] > 0.0, f'{scene} {drive}: contact with the keep-out ({on[2]:.3f} m)'
     assert on[1] <= 0.5 * off[1], f'{scene} {drive}: intrusions {on[1]:.2f} vs {off[1]:.2f}'
+
+
+def test_differential_robots_keep_out_only_when_asked():
+    """By default a differential robot's preferred velocity is left alone (docs/crowds.md)."""
+    walkers, vel = SCENES['overtaken']
+    default = run_with_walkers(walkers, vel, (10.0, 0.0), drive='differential', keepout=None)
+    off = run_with_walkers(walkers, vel, (10.0, 0.0), drive='differential', keepout=False)
+    assert default == off

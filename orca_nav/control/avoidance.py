@@ -89,7 +89,8 @@ class Avoidance:
         Return the preferred velocities turned out of walkers' ways (``core.orca.keepout``).
 
         Walkers: the moving tracks and known people faster than KEEPOUT_MIN_SPEED; the
-        preferred velocities are unchanged without them (or with person_keepout_time 0).
+        preferred velocities are unchanged without them (or with person_keepout_time 0), and
+        those of differential robots unless person_keepout_differential.
         """
         if cfg.person_keepout_time <= 0.0 or not len(others.positions):
             return prefs
@@ -97,8 +98,9 @@ class Avoidance:
         if not walking.any():
             return prefs
         out = np.empty((cfg.n, 2))
+        keeping = obs.active & (~cfg.differential | cfg.person_keepout_differential)
         keep_out(obs.orca_pos, np.ascontiguousarray(prefs, float), obs.contact_radius,
-                 obs.active, np.ascontiguousarray(others.positions[walking]),
+                 keeping, np.ascontiguousarray(others.positions[walking]),
                  np.ascontiguousarray(others.velocities[walking]),
                  np.ascontiguousarray(others.radius[walking]), cfg.person_keepout_time,
                  cfg.person_keepout_buffer, cfg.person_keepout_weight, out)

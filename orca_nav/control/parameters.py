@@ -299,6 +299,10 @@ PARAMS = (
        'cost of detours', range=(0.0, 1000.0)),
     _p('person_keepout_buffer', 0.2, 'double',
        'The keep-out of a walker reaches this far beyond both radii [m]', range=(0.0, 2.0)),
+    _p('person_keepout_differential', False, 'bool',
+       'Differential robots keep out of the next steps of walkers too (false: holonomic '
+       'robots only; on CrowdNav++ it halves their intrusions but they are hit more often: '
+       'docs/crowds.md)'),
     _p('person_neighbor_dist', 10.0, 'double',
        'Moving tracks, known people and observed robots that do not avoid are looked for this '
        'far [m]', range=(0.01, 1000.0)),
