@@ -40,7 +40,7 @@ except ImportError:  # Humble and Iron spell it PushRosNamespace
     from launch_ros.actions import PushRosNamespace as PushROSNamespace
 
 
-def _on_node_exit(event, context):
+def on_node_exit(event, context):
     """Fail the launch (exit code 1) when a node exits with an error by itself."""
     failure = node_failure(event.process_name, event.returncode,
                            getattr(context, 'is_shutdown', False))
@@ -63,11 +63,11 @@ def _nodes(context, layout=None, launch_file='orca_nav.launch.py', given=None):
     if (layout or args.get('layout', 'central')) == 'central':
         return [Node(package='orca_nav', executable='orca_nav_node', name=p.name,
                      namespace=p.namespace or None, output='screen', parameters=p.parameters,
-                     arguments=p.arguments, on_exit=_on_node_exit) for p in plans]
+                     arguments=p.arguments, on_exit=on_node_exit) for p in plans]
     return [GroupAction([
         PushROSNamespace(p.namespace),
         Node(package='orca_nav', executable='orca_nav_node', name=p.name, output='screen',
-             parameters=p.parameters, arguments=p.arguments, on_exit=_on_node_exit),
+             parameters=p.parameters, arguments=p.arguments, on_exit=on_node_exit),
     ]) for p in plans]
 
 

@@ -24,7 +24,7 @@ from orca_nav.sim.demo_launch import (check_scenario_robots, demo_failure, parse
 from orca_nav.sim.processes import GOAL_TOLERANCE, launch_plan, SAFETY_MARGIN
 
 
-def _on_demo_exit(event, context):
+def on_demo_exit(event, context):
     """Stop everything once the demo has reported; fail the launch if the demo failed."""
     # Ctrl-C (the demo exits 130) or the launch shutting down is no failure.
     failure = demo_failure(event.returncode, getattr(context, 'is_shutdown', False))
@@ -59,7 +59,7 @@ def _nodes(context, known, given=None):
              parameters=node_parameters),
         # The run is over when the demo has reported: then stop everything.
         Node(package='orca_nav', executable='orca_nav_demo', name='orca_nav_demo',
-             output='screen', arguments=demo_args, on_exit=_on_demo_exit),
+             output='screen', arguments=demo_args, on_exit=on_demo_exit),
     ]
 
 

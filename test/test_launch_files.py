@@ -228,11 +228,11 @@ def test_a_node_killed_by_a_signal_is_reported_as_killed(stand_ins):
     module = load('orca_nav.launch.py')
     event = types.SimpleNamespace(process_name='orca_nav_node-1', returncode=-9)
     with pytest.raises(RuntimeError, match='orca_nav_node-1 was killed by SIGKILL'):
-        module._on_node_exit(event, Context({}))
+        module.on_node_exit(event, Context({}))
     event.returncode = 1
     with pytest.raises(RuntimeError, match='its log above says why'):
-        module._on_node_exit(event, Context({}))
-    assert module._on_node_exit(event, Context({}, is_shutdown=True)) is None
+        module.on_node_exit(event, Context({}))
+    assert module.on_node_exit(event, Context({}, is_shutdown=True)) is None
 
 
 def test_ctrl_c_on_the_demo_is_no_failure_of_the_launch(stand_ins):
@@ -240,10 +240,10 @@ def test_ctrl_c_on_the_demo_is_no_failure_of_the_launch(stand_ins):
     module = load('sim_demo.launch.py')
     for code, shutting_down in ((130, False), (-2, False), (0, False), (130, True), (-15, True)):
         event = types.SimpleNamespace(returncode=code)
-        action = module._on_demo_exit(event, Context({}, is_shutdown=shutting_down))
+        action = module.on_demo_exit(event, Context({}, is_shutdown=shutting_down))
         assert type(action).__name__ == 'Shutdown'
     with pytest.raises(RuntimeError, match='exit code 1'):
-        module._on_demo_exit(types.SimpleNamespace(returncode=1), Context({}))
+        module.on_demo_exit(types.SimpleNamespace(returncode=1), Context({}))
 
 
 @pytest.mark.parametrize('section, given', [
