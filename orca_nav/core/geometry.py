@@ -184,3 +184,51 @@ def polygon_contains_origin(polygon: ArrayLike) -> bool:
 def circumscribed_radius(polygon: ArrayLike) -> float:
     """Radius of the smallest disc about the origin that holds a (K, 2) polygon [m]."""
     return float(np.hypot(*np.asarray(polygon, dtype=float).T).max())
+
+
+def placed_polygon(polygon: ArrayLike, pose: ArrayLike) -> np.ndarray:
+    """Return a (K, 2) polygon given in a body frame placed at pose (x, y, yaw) [m, rad]."""
+    p = np.asarray(polygon, dtype=float)
+    x, y, yaw = (float(v) for v in pose)
+    c, s = math.cos(yaw), math.sin(yaw)
+    return np.stack([x + c * p[:, 0] - s * p[:, 1], y + s * p[:, 0] + c * p[:, 1]], axis=1)
+
+
+def polygon_edges(polygon: ArrayLike) -> np.ndarray:
+    """Return the (K, 2, 2) edges of a (K, 2) polygon, vertex k to vertex k + 1."""
+    p = np.asarray(polygon, dtype=float)
+    return np.stack([p, np.roll(p, -1, axis=0)], axis=1)
+
+
+def convex_gap(a: ArrayLike, b: ArrayLike) -> float:
+    """
+    Signed gap between two convex polygons, each (K, 2) counter-clockwise [m].
+
+    Positive: their distance; negative: minus the depth one must move to part them (the
+    separating axis test, exact for convex polygons); 0: touching.
+
+    >>> square = np.array([[1.0, 1.0], [-1.0, 1.0], [-1.0, -1.0], [1.0, -1.0]])
+    >>> convex_gap(square, square + [2.5, 0.0]), convex_gap(square, square + [1.5, 0.0])
+    (0.5, -0.5)
+    """
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    separation = -math.inf
+    for p, q in ((a, b), (b, a)):
+        edges = np.roll(p, -1, axis=0) - p
+        normals = np.stack([edges[:, 1], -edges[:, 0]], axis=1)  # outward (counter-clockwise)
+        normals /= np.linalg.norm(normals, axis=1, keepdims=True)
+        ahead = ((q[None, :, :] - p[:, None, :]) * normals[:, None, :]).sum(axis=-1)
+        separation = max(separation, float(ahead.min(axis=1).max()))
+    if separation <= 0.0:
+        return separation  # Overlapping or touching: the least depth along an edge normal.
+    # Apart: the nearest points are a vertex of one and an edge of the other.
+    return float(min(point_segment_distance(a, polygon_edges(b)).min(),
+                     point_segment_distance(b, polygon_edges(a)).min()))
+
+
+def polygon_disc_gap(polygon: ArrayLike, centre: ArrayLike, radius: float) -> float:
+    """Signed gap between a (K, 2) polygon and a disc [m]: negative where they overlap."""
+    centre = np.asarray(centre, dtype=float).reshape(1, 2)
+    p = np.asarray(polygon, dtype=float)
+    d = float(point_segment_distance(centre, polygon_edges(p)).min())
+    return (-d if points_in_polygon(centre, p)[0] else d) - radius
