@@ -56,3 +56,21 @@ def test_point_segment_distance_matches_brute_force():
     brute = np.linalg.norm(points[:, None, None, :] - samples[None], axis=-1).min(axis=2)
     np.testing.assert_allclose(geometry.point_segment_distance(points, segments), brute,
                                atol=1e-3)
+
+
+def test_convex_gap_matches_brute_force_on_random_rectangles():
+    """Apart: the distance of the densely sampled outlines; overlapping: negative."""
+    rng = np.random.default_rng(3)
+    rect = np.array([[0.45, 0.3], [-0.45, 0.3], [-0.45, -0.3], [0.45, -0.3]])
+    for _ in range(50):
+        a = geometry.placed_polygon(rect, rng.uniform([-1, -1, -3], [1, 1, 3]))
+        b = geometry.placed_polygon(rect, rng.uniform([-1, -1, -3], [1, 1, 3]))
+        gap = geometry.convex_gap(a, b)
+        t = np.linspace(0.0, 1.0, 400)[:, None]
+        outline_b = np.concatenate([p + t * (q - p) for p, q in geometry.polygon_edges(b)])
+        apart = geometry.point_segment_distance(outline_b, geometry.polygon_edges(a)).min()
+        overlap = geometry.points_in_polygon(outline_b, a).any()
+        if overlap:
+            assert gap < 0.0
+        else:
+            assert gap == pytest.approx(apart, abs=1e-3)

@@ -79,12 +79,15 @@ def step(node, poses, t, twists=None, **extra):
 
 UNIQUE = itertools.count()
 CHOSEN = {'pref_speed': 0.3}  # below max_speed, which it would otherwise equal
+CART = '[[0.45, 0.3], [-0.45, 0.3], [-0.45, -0.3], [0.45, -0.3]]'  # 0.9 x 0.6 m
 
 
 def _another_value(spec, current, override):
     """Return a valid value of ``spec`` (a fleet row or an override) other than ``current``."""
     if spec.name in CHOSEN and not override:
         return CHOSEN[spec.name]
+    if spec.name == 'footprint':  # a cart, longer per robot
+        return CART if override else '[[0.3, 0.2], [-0.3, 0.2], [-0.3, -0.2], [0.3, -0.2]]'
     if spec.type == 'bool':
         return not current
     if spec.choices is not None:
@@ -130,7 +133,10 @@ def test_every_writable_parameter_reaches_the_configs_the_consumers_hold(make_no
         for f in dataclasses.fields(FleetConfig):
             ours, theirs = getattr(config, f.name), getattr(expected, f.name)
             assert (ours is None) == (theirs is None), (name, f.name)
-            if ours is not None and f.name != 'people':
+            if f.name == 'footprint':
+                assert all((a is None and b is None) or np.array_equal(a, b)
+                           for a, b in zip(ours, theirs)), name
+            elif ours is not None and f.name != 'people':
                 assert np.array_equal(np.asarray(ours), np.asarray(theirs)), (name, f.name)
         assert node.controller.navigator.config == navigation_config(values), name
         assert config.people == (people_config(values) if values['track_people'] else None)
@@ -143,8 +149,9 @@ def test_every_writable_parameter_reaches_the_configs_the_consumers_hold(make_no
                                    np.asarray(getattr(config, f.name), dtype=object))
                 for f in dataclasses.fields(FleetConfig)):
             unchanged.append(name)
-    # A group name alone changes nothing while no robot ignores a group.
-    assert unchanged == ['avoidance_group'], unchanged
+    # A group name alone changes nothing while no robot ignores a group; c's radius nothing
+    # once the fleet has a footprint (set before it: the footprint wins).
+    assert unchanged == ['avoidance_group', 'c.radius'], unchanged
 
 
 def test_a_parameter_that_cannot_reach_its_consumer_is_read_only(make_node):
@@ -181,6 +188,47 @@ def test_avoidance_core_time_horizon_and_radius(make_node):
     assert free > 0.45, free              # the other robot is beyond the short horizon
     assert cautious < free - 0.05, (free, cautious)
     assert big < free - 0.05, (free, big)
+
+
+def test_footprint_set_at_run_time_or_refused_keeping_the_old_one(make_node):
+    """
+    A cart picks up a load: its footprint grows, and so does the disc it avoids as.
+
+    A bad footprint (two points, NaN, origin outside) is refused with the reason; the old one
+    stays, and the other robot is untouched.
+    """
+    node = make_node()
+    assert node.controller.config.radius.tolist() == [0.2, 0.2]
+    set_params(node, b__footprint=CART)
+    assert node.controller.config.radius[1] == pytest.approx(math.hypot(0.45, 0.3) + 0.01)
+    loaded = '[[0.7, 0.3], [-0.45, 0.3], [-0.45, -0.3], [0.7, -0.3]]'
+    set_params(node, b__footprint=loaded, footprint_padding=0.05)
+    loaded_radius = math.hypot(0.7, 0.3) + 0.05
+    assert node.controller.config.radius.tolist() == [0.2, pytest.approx(loaded_radius)]
+    assert node.controller.navigator.true_radius[1] == node.controller.config.radius[1]
+    for bad, reason in (('[[0.5, 0.3], [-0.5, 0.3]]', 'needs at least 3 points'),
+                        ('[[nan, 0.3], [-0.5, 0.3], [0, -1]]', 'finite'),
+                        ('[[1, 0], [2, 0], [2, 1]]', 'must contain the robot origin'),
+                        ('[[0.5, 0.3], [-0.5 0.3], [0, -1]]', 'must be a list of [x, y]')):
+        result = node.set_parameters([Parameter('b.footprint', value=bad)])[0]
+        assert not result.successful and reason in result.reason, result.reason
+        assert result.reason.startswith('b.footprint') and '\n' not in result.reason
+        assert node.settings.values['b.footprint'] == loaded
+        assert node.controller.config.radius.tolist() == [0.2, pytest.approx(loaded_radius)]
+    set_params(node, b__footprint='[]')  # a disc again
+    assert node.controller.config.radius.tolist() == [0.2, 0.2]
+
+
+@pytest.mark.parametrize('change, message', [
+    ({'b.footprint': '[[0.5, 0.3], [-0.5, 0.3]]'}, 'b.footprint needs at least 3 points'),
+    ({'footprint': '[[50, 50], [-50, 50], [-50, -50], [50, -50]]'}, 'at most 10 m'),
+])
+def test_a_node_with_a_bad_footprint_refuses_to_start(context, change, message):
+    """At start-up a bad footprint is refused as any invalid parameter: the reason, no node."""
+    overrides = [Parameter('robots', value=['a', 'b'])]
+    overrides += [Parameter(name, value=value) for name, value in change.items()]
+    with pytest.raises(ValueError, match=message):
+        OrcaNavNode(context=context, parameter_overrides=overrides)
 
 
 @pytest.mark.parametrize('change', [{'safety_margin': 0.3}, {'radius': 0.5},

@@ -1,5 +1,6 @@
 """Scenario files, validation errors and generators (ROS-free)."""
 
+import json
 import math
 from pathlib import Path
 
@@ -440,3 +441,56 @@ def test_narrow_scenarios_need_their_narrow_passages(name):
         assert fits.plan(robot.start[:2], robot.goal).length > 0.0
         with pytest.raises(Unreachable):
             too_wide.plan(robot.start[:2], robot.goal)
+
+
+# --- footprints -------------------------------------------------------------------------------
+
+CART = [[0.45, 0.3], [-0.45, 0.3], [-0.45, -0.3], [0.45, -0.3]]
+
+
+def _carts(defaults=None, **robot):
+    data = {'robot_defaults': defaults or {},
+            'robots': [{'name': 'a', 'start': [-3, 0], 'goal': [3, 0], **robot},
+                       {'name': 'b', 'start': [3, 2], 'goal': [-3, 2]}]}
+    return scenario_from_dict(data)
+
+
+def test_footprints_in_robot_defaults_and_per_robot():
+    """A footprint (defaults or per robot) wins over radius: the radius is its farthest vertex."""
+    s = _carts({'footprint': CART, 'radius': 0.3}, footprint=[])
+    assert s.robots[0].footprint is None and s.robots[0].radius == 0.3  # [] = a disc
+    assert sorted(s.robots[1].footprint) == sorted(map(tuple, CART))
+    assert s.robots[1].radius == pytest.approx(math.hypot(0.45, 0.3))
+    s = _carts(footprint=CART[::-1])  # clockwise: turned counter-clockwise
+    assert polygon_signed_area(np.array(s.robots[0].footprint)) > 0
+    assert s.robots[1].footprint is None and s.robots[1].radius == 0.2
+
+
+@pytest.mark.parametrize('footprint, message', [
+    ([[0.45, 0.3], [-0.45, 0.3]], 'robots\\[0\\]: footprint needs at least 3 points'),
+    ([[0.45, 0.3], [-0.45, 0.3], [0.0, float('nan')]], 'finite'),
+    ([[1, 1], [-1, -1], [-1, 1], [1, -1]], 'self-intersecting'),
+    ([[1, 0], [2, 0], [2, 1]], 'must contain the robot origin'),
+    ([[50, 50], [-50, 50], [-50, -50], [50, -50]], 'at most 10 m'),
+    ([[0.5, 0.5], [-0.5, 0.5], [-0.5, -0.5], [0, -0.5], [0, 0], [0.5, 0]], 'write its convex'),
+    ('[[1, 0], [0, 1], [-1, -1]]', 'list of \\[x, y\\] points'),
+])
+def test_bad_footprints_in_scenarios_are_refused(footprint, message):
+    """The node's checks, with the scenario's place in the message; concave is refused here."""
+    with pytest.raises(ScenarioError, match=message):
+        _carts(footprint=footprint)
+
+
+def test_node_parameters_pass_footprints_as_nav2_strings():
+    """The node gets <robot>.footprint (no radius of its own) and runs the circumscribed disc."""
+    from orca_nav.control.config import FleetConfig
+    from orca_nav.sim.processes import node_params
+
+    s = _carts(footprint=CART)
+    lists = node_parameters(s)
+    assert lists['footprint'][1] == ''
+    assert sorted(json.loads(lists['footprint'][0])) == sorted(CART)
+    params = node_params(s)
+    assert 'a.radius' not in params and params['b.radius'] == 0.2
+    config = FleetConfig.from_params(**params)
+    assert config.radius.tolist() == [pytest.approx(math.hypot(0.45, 0.3) + 0.01), 0.2]

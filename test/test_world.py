@@ -1,5 +1,6 @@
 """The simulated world without ROS (orca_nav.sim.world.World): motion, rules, scans, contacts."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -85,3 +86,43 @@ def test_scans_see_walls_robots_and_walkers_and_their_noise_is_seeded():
              for seed in (1, 1, 2)]
     assert np.array_equal(noisy[0], noisy[1]) and not np.array_equal(noisy[0], noisy[2])
     assert np.isinf(noisy[0][:2]).all() and noisy[0][2:] != pytest.approx([2.0, 0.8])
+
+
+CART = ((0.45, 0.3), (-0.45, 0.3), (-0.45, -0.3), (0.45, -0.3))  # 0.9 x 0.6 m
+
+
+def _carts(poses, footprints):
+    """Return a world of robots at these poses, each with a footprint or None (a 0.2 m disc)."""
+    scenario = rows_scenario([f'r{k}' for k in range(len(poses))], poses)
+    robots = [r if f is None else dataclasses.replace(r, footprint=f, radius=math.hypot(*f[0]))
+              for r, f in zip(scenario.robots, footprints)]
+    return World(dataclasses.replace(scenario, robots=robots))
+
+
+def test_carts_side_by_side_are_apart_though_their_discs_overlap():
+    """Two 0.6 m wide carts 0.05 m apart: gap 0.05 m; their 0.54 m discs would overlap."""
+    world = _carts([(0.0, 0.0, 0.0), (0.0, 0.65, 0.0)], [CART, CART])
+    world.check_contacts()
+    assert world.min_gap == pytest.approx(0.05)
+    assert 0.65 - 2 * world.radii[0] < -0.4
+
+
+def test_carts_turned_so_that_corners_meet_touch():
+    """Cart 1 turned by 45 deg, its corner 0.01 m into the corner of cart 0: contact."""
+    yaw = math.pi / 4
+    c, s = math.cos(yaw), math.sin(yaw)
+    corner = np.array([0.45, 0.3]) - 0.01 / math.sqrt(2.0)
+    centre = corner - [c * -0.45 - s * -0.3, s * -0.45 + c * -0.3]
+    world = _carts([(0.0, 0.0, 0.0), (*centre, yaw)], [CART, CART])
+    world.check_contacts()
+    assert -0.02 < world.min_gap < 0.0
+
+
+def test_a_cart_and_a_disc_robot():
+    """A disc 0.1 m beyond the cart's long side: gap 0.1; turned 90 deg the cart reaches it."""
+    world = _carts([(0.0, 0.0, 0.0), (0.0, 0.6, 0.0)], [CART, None])
+    world.check_contacts()
+    assert world.min_gap == pytest.approx(0.1)
+    world.poses[0, 2] = math.pi / 2
+    world.check_contacts()
+    assert world.min_gap == pytest.approx(0.6 - 0.45 - 0.2)

@@ -13,6 +13,7 @@ import numpy as np
 from orca_nav.core.orca.drive import DIFFERENTIAL
 
 from . import parameters as T
+from .footprint import footprint_radius
 from .navigation import NavigationConfig
 from .people import PeopleConfig
 
@@ -29,7 +30,13 @@ class FleetConfig:
 
     names: tuple                   # (N,) robot names
     n_controlled: int              # C: rows 0..C-1 are commanded, the rest only observed
-    radius: np.ndarray             # (N,) [m]
+    # (N,) [m] the disc each robot avoids and is routed as: its radius parameter, or for a
+    # robot with a footprint the footprint's farthest vertex + footprint_padding.
+    radius: np.ndarray
+    # (N,) each robot's footprint, (K, 2) [m] counter-clockwise in its base frame (x
+    # forward), or None (a disc of radius). Avoidance does not use it yet.
+    footprint: tuple
+    footprint_padding: float               # [m] added to footprints for planning
     max_speed: np.ndarray          # (N,) [m/s]
     max_angular_speed: np.ndarray  # (N,) [rad/s]
     pref_speed: np.ndarray         # (N,) [m/s] cruising speed toward the goal
@@ -222,8 +229,12 @@ def _derived(values, names):
     differential = np.array([d == DIFFERENTIAL for d in
                              T.robot_values(values, names, 'drive')], dtype=bool)
     pref_speed = T.fleet_value(values, 'pref_speed')  # None: each robot's max_speed
+    footprint = tuple(T.robot_footprints(values, names))
+    radius = [r if polygon is None else footprint_radius(polygon, values['footprint_padding'])
+              for r, polygon in zip(T.robot_values(values, names, 'radius'), footprint)]
     return {
         'names': names, 'n_controlled': len(values['robots']),
+        'radius': np.array(radius, dtype=float), 'footprint': footprint,
         'pref_speed': (max_speed.copy() if pref_speed is None
                        else np.minimum(pref_speed, max_speed)),
         'differential': differential,

@@ -35,6 +35,8 @@ import re
 
 from orca_nav.core.orca.drive import DRIVES, HOLONOMIC
 
+from .footprint import checked_footprint, footprint_radius, parse_footprint
+
 # A robot name is a ROS name token: it becomes the namespace of the robot's topics.
 ROBOT_NAME = re.compile(r'^[A-Za-z][A-Za-z0-9_]*$')
 # A topic name relative to the robot namespace: tokens separated by '/', no leading '/'.
@@ -127,8 +129,21 @@ PARAMS = (
        'holonomic (linear.x, linear.y) or differential (linear.x, angular.z, point-ahead '
        'method)', choices=DRIVES,
        per_robot=''),
-    _p('radius', 0.2, 'double', 'Robot radius [m]', range=(0.01, 10.0),
+    _p('radius', 0.2, 'double',
+       "Robot radius [m]; a robot with a footprint takes its footprint's instead",
+       range=(0.01, 10.0),
        per_robot=0.0),
+    _p('footprint', '', 'string',
+       'Robot outline as in Nav2: "[[x, y], ...]" [m] in the base frame (x forward), at least '
+       '3 points around the origin, every vertex within 10 m of it (a concave one is replaced '
+       "by its convex hull); it overrides radius. '' or '[]' = none, a disc of radius (per "
+       "robot: '[]' = a disc in a fleet with a footprint). For now avoidance and routes still "
+       'use the circumscribed disc (radius = the farthest vertex + footprint_padding); the '
+       'simulator judges contact on the polygon',
+       per_robot=''),
+    _p('footprint_padding', 0.01, 'double',
+       'Added to the footprint for planning, as Nav2: the disc of a robot with a footprint is '
+       'its farthest vertex + this [m]', range=(0.0, 1.0)),
     _p('max_speed', 0.5, 'double', 'Maximum speed [m/s]', range=(0.01, 20.0),
        per_robot=0.0),
     _p('max_angular_speed', 1.5, 'double',
@@ -552,7 +567,68 @@ def validate(values):
                 error = check_robot_value(name, spec.name, values[name])
                 if error:
                     return error
-    return _check_names(values, names)
+    return _check_footprints(values, names) or _check_names(values, names)
+
+
+def footprint_names(values, names):
+    """Return the footprint parameters of a set that are given: the fleet's, then overrides."""
+    out = ['footprint'] if values.get('footprint') else []
+    return out + [robot_param_name(r, 'footprint') for r in names
+                  if values.get(robot_param_name(r, 'footprint'))]
+
+
+def _check_footprints(values, names):
+    """Error message if a footprint given does not parse or is no robot outline, else None."""
+    for name in footprint_names(values, names):
+        try:
+            points = parse_footprint(values[name], name)
+            if points is not None:
+                checked_footprint(points, name)
+        except ValueError as exc:
+            return str(exc)
+    return None
+
+
+def robot_footprints(values, names):
+    """
+    Each robot's footprint: (K, 2) polygon [m] counter-clockwise in its base frame, or None.
+
+    Its override, else the fleet's; '' and '[]' are none (a disc). ``values`` must validate.
+    """
+    return [None if points is None else checked_footprint(points)[0]
+            for points in (parse_footprint(text) for text in
+                           robot_values(values, names, 'footprint'))]
+
+
+def footprint_warnings(values):
+    """
+    Return the lines to log about the footprints of a valid set, one per case.
+
+    A concave footprint replaced by its hull; a footprint and a radius given for the same
+    robot (the footprint wins).
+    """
+    names = list(values['robots']) + list(values.get('observed_robots') or [])
+    lines = []
+    for name in footprint_names(values, names):
+        points = parse_footprint(values[name], name)
+        warning = None if points is None else checked_footprint(points, name)[1]
+        if warning:
+            lines.append(warning)
+    padding = values.get('footprint_padding', PARAMS_BY_NAME['footprint_padding'].default)
+    fleet_radius = values.get('radius', PARAMS_BY_NAME['radius'].default)
+    if (parse_footprint(values.get('footprint') or '') is not None
+            and fleet_radius != PARAMS_BY_NAME['radius'].default):
+        lines.append(f'footprint and radius are both given: the footprint wins (radius '
+                     f'{fleet_radius} ignored where a robot has a footprint)')
+    for robot, polygon in zip(names, robot_footprints(values, names)):
+        radius = values.get(robot_param_name(robot, 'radius'), 0.0)
+        if polygon is not None and not is_unset(PARAMS_BY_NAME['radius'].per_robot, radius):
+            given = robot_param_name(robot, 'footprint')
+            given = given if values.get(given) else 'footprint'
+            lines.append(f'{given} and {robot}.radius are both given: the footprint wins '
+                         f'({robot} avoids as a disc of {footprint_radius(polygon, padding):.3f}'
+                         f' m, not {radius})')
+    return lines
 
 
 def _check_names(values, names):

@@ -92,3 +92,143 @@ def points_in_polygon(points, polygon):
     with np.errstate(divide='ignore', invalid='ignore'):
         x_cross = x0 + (y - y0) * (x1 - x0) / (y1 - y0)
     return ((straddles & (x < x_cross)).sum(axis=1) % 2) == 1
+
+
+# Polygons: (K, 2) vertices in order, either winding unless a function says otherwise.
+
+
+def polygon_area(polygon: ArrayLike) -> float:
+    """Signed area of a (K, 2) polygon (shoelace) [m^2]: positive counter-clockwise."""
+    p = np.asarray(polygon, dtype=float)
+    q = np.roll(p, -1, axis=0)
+    return 0.5 * float((p[:, 0] * q[:, 1] - q[:, 0] * p[:, 1]).sum())
+
+
+def _cross(o, a, b):
+    """Z of (a - o) x (b - o): positive when o, a, b turn left."""
+    return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+
+def _segments_meet(a, b, c, d):
+    """Whether segments ab and cd share a point (touching counts)."""
+    d1, d2 = _cross(c, d, a), _cross(c, d, b)
+    d3, d4 = _cross(a, b, c), _cross(a, b, d)
+    if ((d1 > 0) != (d2 > 0) and d1 != 0 and d2 != 0
+            and (d3 > 0) != (d4 > 0) and d3 != 0 and d4 != 0):
+        return True  # Proper crossing.
+
+    def on_segment(p, q, r):  # r on segment pq, given that the three are collinear
+        return (min(p[0], q[0]) <= r[0] <= max(p[0], q[0])
+                and min(p[1], q[1]) <= r[1] <= max(p[1], q[1]))
+    return ((d1 == 0 and on_segment(c, d, a)) or (d2 == 0 and on_segment(c, d, b))
+            or (d3 == 0 and on_segment(a, b, c)) or (d4 == 0 and on_segment(a, b, d)))
+
+
+def polygon_self_intersects(polygon: ArrayLike) -> bool:
+    """
+    Whether a (K, 2) polygon is not simple: two edges cross or touch, or a vertex repeats.
+
+    Adjacent edges share their vertex and nothing else (folding back on itself counts as
+    touching). O(K^2): footprints have a handful of vertices.
+
+    >>> polygon_self_intersects([[0, 0], [1, 1], [1, 0], [0, 1]])  # a bow tie
+    True
+    >>> polygon_self_intersects([[0, 0], [1, 0], [1, 1], [0, 1]])
+    False
+    """
+    p = np.asarray(polygon, dtype=float).tolist()
+    k = len(p)
+    edges = [(p[i], p[(i + 1) % k]) for i in range(k)]
+    for i in range(k):
+        a, b = edges[i]
+        if a == b:
+            return True  # A repeated vertex: an edge of length 0.
+        for j in range(i + 1, k):
+            c, d = edges[j]
+            if j == i + 1 or (i == 0 and j == k - 1):
+                # Adjacent: they share one vertex; they overlap only if they fold back.
+                shared, other_a, other_c = (b, a, d) if j == i + 1 else (a, b, c)
+                if (_cross(shared, other_a, other_c) == 0
+                        and np.dot(np.subtract(other_a, shared),
+                                   np.subtract(other_c, shared)) > 0):
+                    return True
+                continue
+            if _segments_meet(a, b, c, d):
+                return True
+    return False
+
+
+def polygon_is_convex(polygon: ArrayLike) -> bool:
+    """Whether a simple (K, 2) polygon is convex (collinear vertices allowed)."""
+    p = np.asarray(polygon, dtype=float)
+    turns = [_cross(p[i - 1], p[i], p[(i + 1) % len(p)]) for i in range(len(p))]
+    return all(t >= 0 for t in turns) or all(t <= 0 for t in turns)
+
+
+def convex_hull(points: ArrayLike) -> np.ndarray:
+    """Convex hull of (K, 2) points: (H, 2) vertices counter-clockwise (scipy's Qhull)."""
+    from scipy.spatial import ConvexHull
+
+    p = np.asarray(points, dtype=float)
+    return p[ConvexHull(p).vertices]
+
+
+def polygon_contains_origin(polygon: ArrayLike) -> bool:
+    """Whether the point (0, 0) is strictly inside a convex (K, 2) polygon (not on an edge)."""
+    p = np.asarray(polygon, dtype=float)
+    q = np.roll(p, -1, axis=0)
+    turns = p[:, 0] * q[:, 1] - p[:, 1] * q[:, 0]  # origin left of each edge: positive
+    return bool(np.all(turns > 0) or np.all(turns < 0))
+
+
+def circumscribed_radius(polygon: ArrayLike) -> float:
+    """Radius of the smallest disc about the origin that holds a (K, 2) polygon [m]."""
+    return float(np.hypot(*np.asarray(polygon, dtype=float).T).max())
+
+
+def placed_polygon(polygon: ArrayLike, pose: ArrayLike) -> np.ndarray:
+    """Return a (K, 2) polygon given in a body frame placed at pose (x, y, yaw) [m, rad]."""
+    p = np.asarray(polygon, dtype=float)
+    x, y, yaw = (float(v) for v in pose)
+    c, s = math.cos(yaw), math.sin(yaw)
+    return np.stack([x + c * p[:, 0] - s * p[:, 1], y + s * p[:, 0] + c * p[:, 1]], axis=1)
+
+
+def polygon_edges(polygon: ArrayLike) -> np.ndarray:
+    """Return the (K, 2, 2) edges of a (K, 2) polygon, vertex k to vertex k + 1."""
+    p = np.asarray(polygon, dtype=float)
+    return np.stack([p, np.roll(p, -1, axis=0)], axis=1)
+
+
+def convex_gap(a: ArrayLike, b: ArrayLike) -> float:
+    """
+    Signed gap between two convex polygons, each (K, 2) counter-clockwise [m].
+
+    Positive: their distance; negative: minus the depth one must move to part them (the
+    separating axis test, exact for convex polygons); 0: touching.
+
+    >>> square = np.array([[1.0, 1.0], [-1.0, 1.0], [-1.0, -1.0], [1.0, -1.0]])
+    >>> convex_gap(square, square + [2.5, 0.0]), convex_gap(square, square + [1.5, 0.0])
+    (0.5, -0.5)
+    """
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    separation = -math.inf
+    for p, q in ((a, b), (b, a)):
+        edges = np.roll(p, -1, axis=0) - p
+        normals = np.stack([edges[:, 1], -edges[:, 0]], axis=1)  # outward (counter-clockwise)
+        normals /= np.linalg.norm(normals, axis=1, keepdims=True)
+        ahead = ((q[None, :, :] - p[:, None, :]) * normals[:, None, :]).sum(axis=-1)
+        separation = max(separation, float(ahead.min(axis=1).max()))
+    if separation <= 0.0:
+        return separation  # Overlapping or touching: the least depth along an edge normal.
+    # Apart: the nearest points are a vertex of one and an edge of the other.
+    return float(min(point_segment_distance(a, polygon_edges(b)).min(),
+                     point_segment_distance(b, polygon_edges(a)).min()))
+
+
+def polygon_disc_gap(polygon: ArrayLike, centre: ArrayLike, radius: float) -> float:
+    """Signed gap between a (K, 2) polygon and a disc [m]: negative where they overlap."""
+    centre = np.asarray(centre, dtype=float).reshape(1, 2)
+    p = np.asarray(polygon, dtype=float)
+    d = float(point_segment_distance(centre, polygon_edges(p)).min())
+    return (-d if points_in_polygon(centre, p)[0] else d) - radius

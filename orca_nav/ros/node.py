@@ -96,6 +96,9 @@ class OrcaNavNode(Node):
         result, settings = P.on_set(self.settings, parameters)
         if settings is not None:
             old, self.settings = self.settings, settings
+            for line in sorted(set(P.footprint_warnings(settings.values))
+                               - set(P.footprint_warnings(old.values))):
+                self.get_logger().warning(line)  # a new concave footprint, radius and footprint
             self.controller.reconfigure(settings.fleet, settings.navigation)
             self.scan_quota.set_obstacle_timeout(settings.params.obstacle_timeout)
             self.outputs.reconfigure(settings)  # frame and groups of what it publishes

@@ -30,8 +30,8 @@ from orca_nav.control.config import (  # noqa: F401 -- re-exported for the node
     FleetValues, resolve, Settings)
 from orca_nav.control.parameters import (  # noqa: F401 -- the table, re-exported
     all_specs, check_robot_value, check_value, defaults, FLEET_BY_NAME, FLEET_PARAMS,
-    FRAME_ID, NAMESPACE, PARAMS, ParamSpec, RELATIVE_TOPIC, ROBOT_BY_NAME, ROBOT_NAME,
-    robot_param_name, ROBOT_PARAMS, robot_values, unknown_groups, unused_overrides,
+    footprint_warnings, FRAME_ID, NAMESPACE, PARAMS, ParamSpec, RELATIVE_TOPIC, ROBOT_BY_NAME,
+    ROBOT_NAME, robot_param_name, ROBOT_PARAMS, robot_values, unknown_groups, unused_overrides,
     validate, without_commanded)
 
 # The per-robot values of one parameter (the override, or the fleet value where unset).

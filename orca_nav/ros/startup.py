@@ -92,7 +92,7 @@ class Kernels:
 
 def log_start(node):
     """
-    Log an orca_nav node's start: robots, dropped observers, unused overrides, unknown groups.
+    Log a node's start: robots, dropped observers, unused overrides, footprints, unknown groups.
 
     Misspelt parameter names are logged as WARNING, with the nearest parameter; overrides of
     robots the node neither commands nor observes as INFO (a shared params file). Returns the
@@ -119,6 +119,8 @@ def log_start(node):
     if other:
         node.get_logger().info(f'parameters of robots this node neither commands nor '
                                f'observes, ignored: {other}')
+    for line in P.footprint_warnings(node.settings.values):
+        node.get_logger().warning(line)
     unknown = P.unknown_groups(node.settings.values)
     if unknown:
         node.get_logger().warning(f'groups_to_ignore names groups no robot belongs to: '

@@ -124,7 +124,8 @@ def node_params(scenario, goal_tolerance=GOAL_TOLERANCE, safety_margin=SAFETY_MA
     demo's metrics judge collisions on the true radii. Obstacles are learned from the scans
     (scan_enabled), never from the scenario. The scenario's observed robots (driven by the
     simulator alone) become ``observed_robots``, and its avoidance weights and groups the
-    robots' own parameters.
+    robots' own parameters; a robot with a footprint gets ``<robot>.footprint`` (Nav2's
+    string) and no radius of its own.
     """
     lists = node_parameters(scenario)
     names = lists['robots'] + lists['observed_robots']
@@ -136,8 +137,13 @@ def node_params(scenario, goal_tolerance=GOAL_TOLERANCE, safety_margin=SAFETY_MA
     if lists['observed_robots']:  # an empty list cannot be typed by ROS 2: leave the default
         params['observed_robots'] = lists['observed_robots']
     params.update(per_robot_parameters(names, **{
-        key: lists[key] for key in ('radius', 'max_speed', 'max_angular_speed', 'drive',
+        key: lists[key] for key in ('max_speed', 'max_angular_speed', 'drive',
                                     'avoidance_weight', 'avoidance_group')}))
+    # A robot with a footprint gets it instead of a radius (the node would warn of both).
+    params.update({f'{name}.footprint' if footprint else f'{name}.radius':
+                   footprint or float(radius)
+                   for name, radius, footprint in zip(names, lists['radius'],
+                                                      lists['footprint'])})
     params.update({f'{name}.groups_to_ignore': groups
                    for name, groups in zip(names, lists['groups_to_ignore']) if groups})
     return params

@@ -29,6 +29,8 @@ class Robot:
 
     start : (x [m], y [m], yaw [rad]) in the global frame ``map``
     goal : (x [m], y [m])
+    footprint : ((x, y), ...) [m] counter-clockwise in the base frame (x forward), or None (a
+    disc); with one, radius is its circumscribed radius (the footprint's farthest vertex).
     A walker (``walker`` set) follows ``waypoints`` ((x, y) tuples) at max_speed from
     ``start_time`` [s], round again with ``loop``; see walker_pose.
     """
@@ -40,6 +42,7 @@ class Robot:
     max_speed: float
     max_angular_speed: float
     drive: str
+    footprint: tuple = None
     avoidance_weight: float = 0.5
     avoidance_group: str = 'default'
     groups_to_ignore: tuple = ()

@@ -9,16 +9,18 @@ import os
 from pathlib import Path
 
 import numpy as np
+from orca_nav.control.footprint import checked_footprint
 from orca_nav.control.parameters import ROBOT_NAME
+from orca_nav.core.geometry import circumscribed_radius
 from orca_nav.sim.scenario_model import (check_drive, polygon_signed_area, Robot, Scenario,
                                          ScenarioError, suggest_name)
 
 TOP_KEYS = ('description', 'timeout', 'robot_defaults', 'robots', 'generator', 'obstacles',
             'arena', 'map', 'walkers')
-ROBOT_KEYS = ('name', 'start', 'goal', 'radius', 'max_speed', 'max_angular_speed', 'drive',
-              'avoidance_weight', 'avoidance_group', 'groups_to_ignore', 'observed')
-DEFAULT_KEYS = ('radius', 'max_speed', 'max_angular_speed', 'drive', 'avoidance_weight',
-                'avoidance_group', 'groups_to_ignore')
+ROBOT_KEYS = ('name', 'start', 'goal', 'radius', 'footprint', 'max_speed', 'max_angular_speed',
+              'drive', 'avoidance_weight', 'avoidance_group', 'groups_to_ignore', 'observed')
+DEFAULT_KEYS = ('radius', 'footprint', 'max_speed', 'max_angular_speed', 'drive',
+                'avoidance_weight', 'avoidance_group', 'groups_to_ignore')
 OBSTACLE_KEYS = ('polygons', 'segments')
 WALKER_KEYS = ('name', 'radius', 'speed', 'waypoints', 'loop', 'start_time')
 WALKER_DEFAULTS = {'radius': 0.25, 'speed': 0.5, 'loop': False, 'start_time': 0.0}
@@ -34,7 +36,7 @@ GENERATOR_KEYS = {
     'random': ('type', 'count', 'seed', 'min_separation', 'min_travel', 'clearance'),
 }
 
-ROBOT_DEFAULTS = {'radius': 0.2, 'max_speed': 0.5, 'max_angular_speed': 2.0,
+ROBOT_DEFAULTS = {'radius': 0.2, 'footprint': None, 'max_speed': 0.5, 'max_angular_speed': 2.0,
                   'drive': 'holonomic', 'avoidance_weight': 0.5, 'avoidance_group': 'default',
                   'groups_to_ignore': []}
 MAX_RANDOM_TRIES = 20000  # rejection-sampling budget of the random generator
@@ -199,8 +201,11 @@ def _make_robot(name, start, goal, params, where):
                             '(it becomes the topic namespace)')
     start = _floats(start, 3, f'{where}: start') if len(start) == 3 else \
         _floats(start, 2, f'{where}: start') + (0.0,)
+    footprint = _footprint(params['footprint'], f'{where}: footprint')
+    radius = (_positive(params['radius'], f'{where}: radius') if footprint is None
+              else circumscribed_radius(footprint))
     return Robot(name=name, start=start, goal=_floats(goal, 2, f'{where}: goal'),
-                 radius=_positive(params['radius'], f'{where}: radius'),
+                 radius=radius, footprint=footprint,
                  max_speed=_positive(params['max_speed'], f'{where}: max_speed'),
                  max_angular_speed=_positive(params['max_angular_speed'],
                                              f'{where}: max_angular_speed'),
@@ -212,6 +217,24 @@ def _make_robot(name, start, goal, params, where):
                                         for g in _list(params['groups_to_ignore'],
                                                        f'{where}: groups_to_ignore')),
                  observed=_flag(params.get('observed', False), f'{where}: observed'))
+
+
+def _footprint(value, where):
+    """
+    Return a robot's footprint: ((x, y), ...) counter-clockwise [m] in its base frame, or None.
+
+    Checked as the node's parameter is (control/footprint.py); a concave one is refused
+    here (a scenario states the shape exactly: write its convex hull).
+    """
+    if value is None or (isinstance(value, (list, tuple)) and not value):
+        return None
+    try:
+        polygon, concave = checked_footprint(value, where)
+    except ValueError as exc:
+        raise ScenarioError(str(exc)) from None
+    if concave:
+        raise ScenarioError(f'{concave.replace("using", "write")}')
+    return tuple((float(x), float(y)) for x, y in polygon)
 
 
 def _parse_robot(entry, index, defaults, where):

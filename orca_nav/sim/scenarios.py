@@ -18,6 +18,8 @@ File format (every key optional unless noted)::
     timeout: 60.0                  # suggested demo timeout [s]
     robot_defaults:                # applied to every robot that does not set the key
       radius: 0.2                  # [m]
+      footprint: [[0.45, 0.3], [-0.45, 0.3], [-0.45, -0.3], [0.45, -0.3]]  # or none (a disc):
+                                   # [x, y] in the base frame, x forward [m]; overrides radius
       max_speed: 0.5               # [m/s]
       max_angular_speed: 2.0       # [rad/s]
       drive: holonomic             # holonomic | differential
@@ -65,6 +67,7 @@ clearance is the distance to the nearest occupied cell) as well as its polygons 
 import os
 from pathlib import Path
 
+from orca_nav.control.footprint import footprint_text
 from orca_nav.sim.scenario_model import (  # noqa: F401 -- the model, read from here too
     CONTACT_TOLERANCE, polygon_signed_area, Robot, Scenario, ScenarioError, suggest_name,
     walker_pose)
@@ -137,8 +140,9 @@ def node_parameters(scenario):
     Per-robot parameters of the orca_nav node for this scenario, as plain lists.
 
     Returns a dict: robots (commanded names), observed_robots (names), and per robot of
-    both, commanded first: radius, max_speed, max_angular_speed, drive, avoidance_weight,
-    avoidance_group, groups_to_ignore (lists in the order of ``robots + observed_robots``).
+    both, commanded first: radius, footprint (Nav2's string, '' for none), max_speed,
+    max_angular_speed, drive, avoidance_weight, avoidance_group, groups_to_ignore (lists in
+    the order of ``robots + observed_robots``).
     The demo and the launch file map these onto the node's parameters. Walkers are not in
     them: the node knows nothing of them.
     """
@@ -148,6 +152,7 @@ def node_parameters(scenario):
         'robots': [r.name for r in robots if not r.observed],
         'observed_robots': [r.name for r in robots if r.observed],
         'radius': [float(r.radius) for r in robots],
+        'footprint': [footprint_text(r.footprint) if r.footprint else '' for r in robots],
         'max_speed': [float(r.max_speed) for r in robots],
         'max_angular_speed': [float(r.max_angular_speed) for r in robots],
         'drive': [r.drive for r in robots],

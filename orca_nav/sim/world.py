@@ -8,7 +8,9 @@ walkers (people on scripted paths: drive_walkers). A step applies the robots' bo
 and moves every row exactly for its constant twist (integrate). The world casts the robots' 360
 degree laser scans (orca_nav.core.perception.raycast.cast_rays) against the static walls and the
 other rows' discs, and keeps the contact metrics of the run on the true radii: the smallest gaps
-robot-robot, robot-obstacle and robot-walker (negative = overlap).
+robot-robot, robot-obstacle and robot-walker (negative = overlap). Robot-robot gaps of robots
+with a footprint are measured on their polygons turned by their yaws (the walls, the walkers
+and the scans still see their circumscribed discs).
 
 Nothing here talks to DDS: orca_nav.sim.node publishes the world's odometry and scans, the
 tests hand them to the controller or to the node themselves.
@@ -26,7 +28,7 @@ from dataclasses import dataclass
 import math
 
 import numpy as np
-from orca_nav.core.geometry import wrap_angle
+from orca_nav.core.geometry import convex_gap, placed_polygon, polygon_disc_gap, wrap_angle
 from orca_nav.core.perception.raycast import cast_rays
 from orca_nav.sim.scenarios import Robot, Scenario, walker_pose
 
@@ -184,6 +186,9 @@ class World:
         self.twists = np.zeros((n, 3))
         self.time = 0.0
         self.radii = scenario.radii
+        # (N,) each row's footprint, (K, 2) in its body frame, or None (a disc of its radius).
+        self.footprints = [None if r.footprint is None else np.array(r.footprint, dtype=float)
+                           for r in scenario.robots]
         self.differential = np.array([r.drive == 'differential' for r in scenario.robots], bool)
         self.walkers = np.flatnonzero(scenario.walkers)
         self.robots = np.flatnonzero(~scenario.walkers)
@@ -248,7 +253,7 @@ class World:
         iu, ju = self._pairs
         if len(iu):
             gap = np.hypot(*(xy[iu] - xy[ju]).T) - radii[iu] - radii[ju]
-            self.min_gap = min(self.min_gap, float(gap.min()))
+            self.min_gap = min(self.min_gap, float(self._shape_gaps(gap).min()))
         if len(robots):
             wall = self.scenario.obstacle_distance(xy[robots]) - radii[robots]
             self.min_wall_gap = min(self.min_wall_gap, float(wall.min()))
@@ -257,3 +262,26 @@ class World:
             gap = (np.hypot(d[..., 0], d[..., 1]) - radii[robots, None]
                    - radii[None, self.walkers])
             self.min_walker_gap = min(self.min_walker_gap, float(gap.min()))
+
+    def _shape_gaps(self, gap):
+        """
+        Return the robot pairs' gaps (P,) [m] on their true shapes, given their disc gaps.
+
+        A robot with a footprint is its polygon turned by its yaw; its radius is the
+        circumscribed one, so its disc gap is a lower bound and only the pairs whose disc gap
+        could lower ``min_gap`` are measured again. Disc pairs keep their disc gap.
+        """
+        footprints = self.footprints
+        iu, ju = self._pairs
+        for p in np.flatnonzero(gap < self.min_gap):
+            i, j = int(iu[p]), int(ju[p])
+            if footprints[i] is None and footprints[j] is None:
+                continue
+            shape = [None if footprints[k] is None
+                     else placed_polygon(footprints[k], self.poses[k]) for k in (i, j)]
+            if shape[0] is not None and shape[1] is not None:
+                gap[p] = convex_gap(shape[0], shape[1])
+            else:
+                polygon, disc = (shape[0], j) if shape[0] is not None else (shape[1], i)
+                gap[p] = polygon_disc_gap(polygon, self.poses[disc, :2], self.radii[disc])
+        return gap
