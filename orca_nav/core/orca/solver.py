@@ -452,10 +452,8 @@ def solve(agents: Agents, settings: SolverSettings,
     else:
         nbrs = kdtree.agent_neighbors(positions, search_dist, max_neighbors, search_groups,
                                       search_ignore)
-    obstacle_reach = time_horizon_obst * max_speed + radius
-    if soft is not None:
-        obstacle_reach = obstacle_reach + soft.margin
-    offsets, edges = obstacles.neighbors(positions, obstacle_reach)
+    offsets, edges = _near_edges(obstacles, positions, max_speed, radius, time_horizon_obst,
+                                 soft)
     # Plain tuples in the records' order: numba dispatches a NamedTuple ~4 us slower.
     problem = (tuple(AgentRows(positions, velocities, pref_velocities, radius, max_speed,
                                nbrs)),
@@ -469,8 +467,7 @@ def solve(agents: Agents, settings: SolverSettings,
     if guard and np.any(stuck):
         # Second pass: the neighbours of agents that could not give way take it all on,
         # avoiding the stuck agents' velocities of the first pass.
-        near_stuck = np.any(np.where(nbrs >= 0, stuck[nbrs], False), axis=1)
-        redo = active & ~stuck & near_stuck
+        redo = _redo_rows(nbrs, stuck, active)
         _plan(problem, responsibility, reach_set, soft, redo, True, stuck, out.copy(),
               np.zeros(n, bool), out)
         floor = None if reach_set is None else reach_set.floor
@@ -481,6 +478,35 @@ def solve(agents: Agents, settings: SolverSettings,
         else:
             brake_conflicts(positions, out, radius, nbrs, time_step, active, floor, True)
     return _enforce_limits(out, max_speed)
+
+
+def _near_edges(obstacles: Obstacles, positions: np.ndarray, max_speed: np.ndarray,
+                radius: np.ndarray, time_horizon_obst: float,
+                soft: Optional[SoftRows]) -> Tuple[np.ndarray, np.ndarray]:
+    """``obstacles.neighbors`` within RVO2's reach (plus the margins); at once when empty."""
+    if obstacles.point.shape[0] == 0:
+        # What ``edges_near`` returns for no obstacles, without the call.
+        return np.zeros(positions.shape[0] + 1, np.int64), np.zeros(0, np.int64)
+    obstacle_reach = time_horizon_obst * max_speed + radius
+    if soft is not None:
+        obstacle_reach = obstacle_reach + soft.margin
+    return obstacles.neighbors(positions, obstacle_reach)
+
+
+@njit(cache=True)
+def _redo_rows(nbrs, stuck, active):
+    """(N,) bool: the active agents, not stuck themselves, with a stuck neighbour."""
+    n = nbrs.shape[0]
+    redo = np.zeros(n, np.bool_)
+    for i in range(n):
+        if not active[i] or stuck[i]:
+            continue
+        for k in range(nbrs.shape[1]):
+            j = nbrs[i, k]
+            if j >= 0 and stuck[j]:
+                redo[i] = True
+                break
+    return redo
 
 
 def _active(active: Optional[ArrayLike], n: int) -> np.ndarray:
