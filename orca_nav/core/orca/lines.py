@@ -978,15 +978,17 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
         weights, immovable, groups, ignore = responsibility
     if soft is not None:
         escape = (np.empty((k_max, 2)), np.empty(k_max), np.empty(k_max), np.empty(k_max))
+    # Scratch of every agent's lines (written before they are read), allocated once per call.
+    lines = np.empty((n_rows, 4))
+    proj = np.empty((n_rows, 4))
+    cases = np.empty(max_obst, np.int64)
+    agent_cases = np.empty(k_max, np.int64)
     for i in range(n_agents):
         if not active[i]:
             continue
         if responsibility is not None:
             _neighbor_terms(i, agent_nbrs, velocities, out, weights, immovable, groups, ignore,
                             shares, nbr_vel)
-        lines = np.empty((n_rows, 4))
-        cases = np.empty(max_obst, np.int64)
-        agent_cases = np.empty(k_max, np.int64)
         # Soft mode: the MARGIN_SCALES, then the stall level (reached only after a stall);
         # beside walkers with a lead, each scale first with the lines of where they will be.
         ahead = False
@@ -1059,7 +1061,7 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
         if fail < n:
             # The half-planes conflict: program 3 or the guard's fallbacks.
             rx, ry = _fallback(i, prefs, max_speed, reach_set, hard_step_lines, stuck_out,
-                               lines, fail, n, (n_reach, n_obst, n_hard), rx, ry)
+                               lines, fail, n, (n_reach, n_obst, n_hard), rx, ry, proj)
         out[i, 0] = rx
         out[i, 1] = ry
         if reach_set is not None:
@@ -1250,16 +1252,16 @@ def _soft_way_out(i, agents, time_step, responsibility, soft, shares, nbr_vel, l
 
 @njit(cache=True)
 def _fallback(i, prefs, max_speed, reach_set, hard_step_lines, stuck_out, lines, fail, n,
-              counts, rx, ry):
+              counts, rx, ry, proj):
     """
     Agent i's velocity when its half-planes conflict (program 2 failed at line ``fail``).
 
     With acceleration limits and a conflict within the reach or obstacle lines: the brake
     or program 3 on those. With the guard: the keep-right fallback within the obstacle and
-    one-step lines, else program 3 on those. Otherwise RVO2's program 3.
+    one-step lines, else program 3 on those. Otherwise RVO2's program 3. ``proj`` : scratch
+    of program 3, as many rows as ``lines``.
     """
     n_reach, n_obst, n_hard = counts
-    proj = np.empty((lines.shape[0], 4))
     if reach_set is not None and fail < n_obst:
         if fail < n_reach:
             # Not even max_speed is reachable: shed as much speed as possible, then
