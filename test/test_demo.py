@@ -524,3 +524,17 @@ def test_a_walker_beside_a_cart_is_judged_on_its_polygon():
     assert m['walker_collisions'] == 0
     assert m['min_walker_clearance'] == pytest.approx(0.1)
 
+
+def test_plot_draws_footprints_as_turned_polygons(tmp_path):
+    """Carts are drawn as their polygons: a PNG, and turning a cart changes the picture."""
+    from PIL import Image
+    scenario, t, poses = _carts()
+    m = compute_metrics(scenario, t, poses, 0.0)
+    straight = plot_run(scenario, poses, m, tmp_path / 'carts.png')
+    assert straight.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+    poses[-1, 0, 2] = math.pi / 4
+    turned = plot_run(scenario, poses, compute_metrics(scenario, t, poses, 0.0),
+                      tmp_path / 'turned.png')
+    a = np.asarray(Image.open(straight).convert('L'), dtype=int)
+    b = np.asarray(Image.open(turned).convert('L'), dtype=int)
+    assert a.shape == b.shape and np.count_nonzero(a != b) > 100
