@@ -458,3 +458,83 @@ def test_an_observed_robot_runs_end_to_end_over_dds(end_to_end):
     result, m, out = end_to_end['mixed'].result()
     assert not _all_arrived(result, m, out), _all_arrived(result, m, out)
     assert 'agv' in m['robot_names'] and m['time_to_goal']['agv'] is not None
+
+
+CART = [[0.45, 0.3], [-0.45, 0.3], [-0.45, -0.3], [0.45, -0.3]]   # 0.9 x 0.6 m
+
+
+def _carts(obstacles=None, walkers=None):
+    """
+    Two carts (footprints) driving along x, b 0.65 m left of a: 0.05 m between their sides.
+
+    The scenario's starts are farther apart (a file's starts may not overlap as discs).
+    """
+    data = {'robots': [{'name': 'a', 'start': [-2, 0], 'goal': [2, 0], 'footprint': CART},
+                       {'name': 'b', 'start': [-2, 1.5], 'goal': [2, 1.5],
+                        'footprint': CART}]}
+    if obstacles:
+        data['obstacles'] = obstacles
+    if walkers:
+        data['walkers'] = walkers
+    scenario = scenario_from_dict(data, name='carts')
+    t = np.linspace(0.0, 10.0, 101)
+    poses = np.zeros((101, 2, 3))
+    poses[:, :, 0] = np.linspace(-2.0, 2.0, 101)[:, None]
+    poses[:, 1, 1] = 0.65
+    return scenario, t, poses
+
+
+def test_carts_side_by_side_are_no_collision_though_their_discs_overlap():
+    scenario, t, poses = _carts()
+    m = compute_metrics(scenario, t, poses, t_goals=0.0, goal_tolerance=0.1)
+    assert (m['robot_collisions'], m['collisions']) == (0, 0)
+    assert m['min_clearance'] == pytest.approx(0.05)
+    assert m['min_separation'] == pytest.approx(0.65)
+    assert 0.65 < 2 * scenario.radii[0]   # the discs overlap
+    table = format_table(m, scenario, 'holonomic')
+    assert 'contact judged on       | footprints turned by their yaws (a, b)' in table
+    assert 'between shapes' in table
+    assert 'discs of the robots' in format_table(m, _two_robots(), 'holonomic')
+    # Turned 90 deg at one sample, a's long side reaches b: one collision.
+    poses[50, 0, 2] = math.pi / 2
+    m = compute_metrics(scenario, t, poses, t_goals=0.0, goal_tolerance=0.1)
+    assert m['robot_collisions'] == 1 and m['closest']['step'] == 50
+    assert m['min_clearance'] == pytest.approx(0.65 - 0.3 - 0.45)
+
+
+def test_a_carts_corner_in_a_wall_is_an_obstacle_collision_its_side_along_it_is_not():
+    wall = {'segments': [[[-1.4, -0.35], [1.4, -0.35]]]}   # clear of the discs at the ends
+    scenario, t, poses = _carts(wall)
+    m = compute_metrics(scenario, t, poses, t_goals=0.0, goal_tolerance=0.1)
+    assert (m['obstacle_collisions'], m['collisions']) == (0, 0)
+    assert m['min_obstacle_clearance'] == pytest.approx(0.05)
+    poses[30:40, 0, 2] = -0.3   # a turns: its front right corner dips 0.07 m into the wall
+    m = compute_metrics(scenario, t, poses, t_goals=0.0, goal_tolerance=0.1)
+    corner_y = 0.45 * math.sin(-0.3) - 0.3 * math.cos(-0.3)
+    assert m['obstacle_collisions'] == 1
+    assert m['min_obstacle_clearance'] == pytest.approx(corner_y + 0.35)
+
+
+def test_a_walker_beside_a_cart_is_judged_on_its_polygon():
+    scenario, t, poses = _carts(walkers=[{'name': 'w', 'waypoints': [[0, -0.5], [0, -0.6]],
+                                          'radius': 0.1}])
+    poses = np.concatenate([poses, np.zeros((101, 1, 3))], axis=1)
+    poses[:, 2, 1] = -0.5
+    m = compute_metrics(scenario, t, poses, t_goals=0.0, goal_tolerance=0.1)
+    assert m['walker_collisions'] == 0
+    assert m['min_walker_clearance'] == pytest.approx(0.1)
+
+
+def test_plot_draws_footprints_as_turned_polygons(tmp_path):
+    """Carts are drawn as their polygons: a PNG, and turning a cart changes the picture."""
+    from PIL import Image
+    scenario, t, poses = _carts()
+    m = compute_metrics(scenario, t, poses, 0.0)
+    straight = plot_run(scenario, poses, m, tmp_path / 'carts.png')
+    assert straight.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+    poses[-1, 0, 2] = math.pi / 4
+    turned = plot_run(scenario, poses, compute_metrics(scenario, t, poses, 0.0),
+                      tmp_path / 'turned.png')
+    a = np.asarray(Image.open(straight).convert('L'), dtype=int)
+    b = np.asarray(Image.open(turned).convert('L'), dtype=int)
+    assert a.shape == b.shape and np.count_nonzero(a != b) > 100

@@ -74,3 +74,15 @@ def test_convex_gap_matches_brute_force_on_random_rectangles():
             assert gap < 0.0
         else:
             assert gap == pytest.approx(apart, abs=1e-3)
+
+
+def test_polygon_segments_gap_is_convex_gap_of_each_segment():
+    """Each segment as a polygon of two vertices: the same signed gap as convex_gap."""
+    rng = np.random.default_rng(5)
+    rect = np.array([[0.45, 0.3], [-0.45, 0.3], [-0.45, -0.3], [0.45, -0.3]])
+    for _ in range(20):
+        polygon = geometry.placed_polygon(rect, rng.uniform([-1, -1, -3], [1, 1, 3]))
+        segments = rng.uniform(-1.5, 1.5, (30, 2, 2))
+        expected = [geometry.convex_gap(polygon, s) for s in segments]
+        np.testing.assert_allclose(geometry.polygon_segments_gap(polygon, segments), expected,
+                                   atol=1e-12)

@@ -320,3 +320,22 @@ def test_scan_from_cdr_reads_what_rclpy_serialized():
         np.testing.assert_array_equal(ranges, np.array(msg.ranges, dtype=np.float32))
     with pytest.raises(ValueError, match='not a serialized sensor_msgs/LaserScan'):
         messages.scan_from_cdr(serialize_message(msg)[:40])
+
+
+def test_markers_draw_footprints_turned_by_the_yaws():
+    """A robot with a footprint: its disc and a closed LINE_STRIP of its placed polygon."""
+    cart = np.array([[0.45, 0.3], [-0.45, 0.3], [-0.45, -0.3], [0.45, -0.3]])
+    pos = np.array([[1.0, 2.0], [5.0, 5.0]])
+    out = messages.build_markers('map', messages.make_goal(0, 0).header.stamp, ['cart', 'b'],
+                                 pos, np.array([0.55, 0.2]), np.zeros((2, 2)), np.zeros((2, 2)),
+                                 np.array([False, False]), ['idle', 'idle'],
+                                 np.array([True, True]), footprints=(cart, None),
+                                 yaws=np.array([math.pi / 2, 0.0]))
+    kinds = [(m.ns, m.type, m.id) for m in out.markers]
+    assert kinds[1:4] == [('robots', Marker.CYLINDER, 0), ('footprints', Marker.LINE_STRIP, 0),
+                          ('robots', Marker.CYLINDER, 1)]
+    points = [(p.x, p.y) for p in out.markers[2].points]
+    assert len(points) == 5 and points[0] == points[-1]
+    # Turned 90 deg: the front left corner (0.45, 0.3) is at (1 - 0.3, 2 + 0.45).
+    assert points[0] == pytest.approx((0.7, 2.45))
+    assert out.markers[2].header.frame_id == 'map'

@@ -91,11 +91,12 @@ def test_scans_see_walls_robots_and_walkers_and_their_noise_is_seeded():
 CART = ((0.45, 0.3), (-0.45, 0.3), (-0.45, -0.3), (0.45, -0.3))  # 0.9 x 0.6 m
 
 
-def _carts(poses, footprints):
+def _carts(poses, footprints, walls=None, walkers=()):
     """Return a world of robots at these poses, each with a footprint or None (a 0.2 m disc)."""
-    scenario = rows_scenario([f'r{k}' for k in range(len(poses))], poses)
+    scenario = rows_scenario([f'r{k}' for k in range(len(poses))], poses, walls=walls,
+                             walkers=walkers)
     robots = [r if f is None else dataclasses.replace(r, footprint=f, radius=math.hypot(*f[0]))
-              for r, f in zip(scenario.robots, footprints)]
+              for r, f in zip(scenario.robots, footprints)] + scenario.robots[len(poses):]
     return World(dataclasses.replace(scenario, robots=robots))
 
 
@@ -126,3 +127,32 @@ def test_a_cart_and_a_disc_robot():
     world.poses[0, 2] = math.pi / 2
     world.check_contacts()
     assert world.min_gap == pytest.approx(0.6 - 0.45 - 0.2)
+
+
+def test_a_cart_against_walls_and_a_walker_on_its_polygon():
+    """Parallel to a wall 0.05 m off: apart; turned, its corner is in the wall; a walker too."""
+    wall = [[[-2.0, 0.35], [2.0, 0.35]]]
+    walker = scenario_from_dict({'robots': [{'name': 'a', 'start': [9, 9], 'goal': [9, 9]}],
+                                 'walkers': [{'name': 'w', 'waypoints': [[0, -0.5], [0, -0.6]],
+                                              'radius': 0.1}]}).robots[1:]
+    world = _carts([(0.0, 0.0, 0.0)], [CART], walls=wall, walkers=walker)
+    world.check_contacts()
+    assert world.min_wall_gap == pytest.approx(0.05)
+    assert world.min_walker_gap == pytest.approx(0.1)
+    assert 0.35 - world.radii[0] < -0.15   # the disc would be in the wall
+    world.poses[0, 2] = 0.3
+    world.check_contacts()
+    corner = np.array([[math.cos(0.3), -math.sin(0.3)], [math.sin(0.3), math.cos(0.3)]]) @ CART[0]
+    assert world.min_wall_gap == pytest.approx(0.35 - corner[1])
+    assert world.min_wall_gap < 0.0
+
+
+def test_scans_see_the_other_robots_footprints():
+    """A cart 2 m ahead, end on: the beam reads 2 - 0.45 m (its disc would read 2 - 0.54 m)."""
+    world = _carts([(0.0, 0.0, 0.0), (2.0, 0.0, 0.0)], [None, CART])
+    ahead = int(np.argmin(np.abs(world.beam_offsets)))
+    assert world.scan_ranges(0)[ahead] == pytest.approx(1.55)
+    world.poses[1, 2] = math.pi / 2
+    assert world.scan_ranges(0)[ahead] == pytest.approx(1.7)
+    assert world.scan_ranges(1)[int(np.argmin(np.abs(world.beam_offsets - math.pi / 2)))] \
+        == pytest.approx(1.8)

@@ -165,6 +165,7 @@ class StepResult:
     weights: np.ndarray = None    # (C,) its avoidance weight (0.5: RVO2's share)
     routes: Routes = None
     counters: Counters = field(default_factory=Counters)
+    yaws: np.ndarray = None       # (N,) global yaw [rad] (with positions: footprint markers)
 
 
 class FleetController:
@@ -331,6 +332,7 @@ class FleetController:
         weights = cfg.avoidance_weight
         return StepResult(commands=cmd, states=states, distance=steering.distance,
                           positions=obs.pos, velocities=velocities, known=obs.known,
+                          yaws=obs.yaw,
                           warnings=warnings, time=now, moving=moving,
                           goals=self.goal.copy(), has_goal=self.has_goal.copy(),
                           reasons=list(nav.reason), priority=self.give_way.overridden(now),

@@ -232,3 +232,41 @@ def polygon_disc_gap(polygon: ArrayLike, centre: ArrayLike, radius: float) -> fl
     p = np.asarray(polygon, dtype=float)
     d = float(point_segment_distance(centre, polygon_edges(p)).min())
     return (-d if points_in_polygon(centre, p)[0] else d) - radius
+
+
+def polygon_segments_gap(polygon: ArrayLike, segments: ArrayLike) -> np.ndarray:
+    """
+    Signed gaps between one convex polygon and each of M segments [m].
+
+    polygon : (K, 2) counter-clockwise; segments : (M, 2, 2). Returns (M,): as ``convex_gap``
+    with each segment taken as a polygon of two vertices (the separating axes are the
+    polygon's edge normals and the segment's normal), exact for convex polygons.
+
+    >>> square = np.array([[1.0, 1.0], [-1.0, 1.0], [-1.0, -1.0], [1.0, -1.0]])
+    >>> polygon_segments_gap(square, [[[1.5, -3.0], [1.5, 3.0]], [[0.5, -3.0], [0.5, 3.0]]])
+    array([ 0.5, -0.5])
+    """
+    p = np.asarray(polygon, dtype=float)
+    seg = np.asarray(segments, dtype=float).reshape(-1, 2, 2)
+    if len(seg) == 0:
+        return np.zeros(0)
+    edges = np.roll(p, -1, axis=0) - p
+    normals = np.stack([edges[:, 1], -edges[:, 0]], axis=1)  # outward (counter-clockwise)
+    normals /= np.linalg.norm(normals, axis=1, keepdims=True)
+    # Polygon's axes: how far each segment's nearer end lies beyond each edge, (K, M).
+    ahead = np.einsum('kmej,kj->kme', seg[None] - p[:, None, None, :], normals).min(axis=2)
+    separation = ahead.max(axis=0)
+    # Segment's axis: its line against the polygon's extent across it (zero length: no axis).
+    e = seg[:, 1] - seg[:, 0]
+    length = np.hypot(e[:, 0], e[:, 1])
+    with np.errstate(divide='ignore', invalid='ignore'):
+        m = np.stack([e[:, 1], -e[:, 0]], axis=1) / length[:, None]
+    level = (seg[:, 0] * m).sum(axis=1)
+    extent = p @ m.T  # (K, M)
+    across = np.maximum(extent.min(axis=0) - level, level - extent.max(axis=0))
+    separation = np.maximum(separation, np.where(length > 0.0, across, -np.inf))
+    # Apart: the nearest points are a vertex of one and an edge of the other.
+    apart = np.minimum(point_segment_distance(p, seg).min(axis=0),
+                       point_segment_distance(seg.reshape(-1, 2), polygon_edges(p))
+                       .min(axis=1).reshape(-1, 2).min(axis=1))
+    return np.where(separation > 0.0, apart, separation)

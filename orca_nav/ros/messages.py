@@ -13,6 +13,7 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point, PoseStamped, PoseWithCovarianceStamped, Twist, TwistStamped
 from nav_msgs.msg import Odometry, Path
 import numpy as np
+from orca_nav.core.geometry import placed_polygon
 from orca_nav.core.routes.grid import GridMap
 from sensor_msgs.msg import LaserScan
 from std_msgs.msg import ColorRGBA, String
@@ -534,16 +535,33 @@ def route_marker(frame_id, stamp, i, route):
     return m
 
 
+def footprint_marker(frame_id, stamp, i, footprint, pose, color):
+    """Return the closed LINE_STRIP (namespace footprints, id i) of a footprint at a pose."""
+    m = Marker(ns='footprints', id=i, type=Marker.LINE_STRIP, action=Marker.ADD)
+    m.header.frame_id = frame_id
+    m.header.stamp = stamp
+    m.pose.orientation.w = 1.0
+    m.scale.x = 0.03
+    m.color = _color(color.r, color.g, color.b, 1.0)
+    polygon = placed_polygon(footprint, pose)
+    m.points = [Point(x=float(x), y=float(y), z=MARKER_DISC_HEIGHT)
+                for x, y in np.concatenate([polygon, polygon[:1]])]
+    return m
+
+
 def build_markers(frame_id, stamp, names, positions, radius, velocities, goals, has_goal,
-                  states, known, routes=(), carrots=None):
+                  states, known, routes=(), carrots=None, footprints=None, yaws=None):
     """
-    ``visualization_msgs/MarkerArray``: a disc per robot, velocity arrows, goals, routes.
+    ``visualization_msgs/MarkerArray``: discs, footprints, velocity arrows, goals, routes.
 
     positions, velocities, goals : (N, 2) global [m], [m/s], [m]; radius : (N,) [m]
     has_goal, known : (N,) bool (known: a pose has been received); states : list of N strings.
     routes : per robot a (K, 2) route, its ready ``route_marker`` or None; carrots : (N, 2),
-    NaN where there is none.
-    Namespaces: 'robots' (one CYLINDER per robot, id = index), 'velocities' (one LINE_LIST),
+    NaN where there is none; footprints : per robot a (K, 2) polygon in its base frame or
+    None (no footprint), drawn at its yaw from yaws (N,) [rad].
+    Namespaces: 'robots' (one CYLINDER per robot, id = index: the disc it avoids as),
+    'footprints' (one closed LINE_STRIP per robot with a footprint, id = index),
+    'velocities' (one LINE_LIST),
     'goals' (one SPHERE_LIST plus a LINE_LIST from each robot to its goal), 'routes' (one
     LINE_STRIP per robot with a route, id = index), 'carrots' (one SPHERE_LIST).
     """
@@ -566,6 +584,10 @@ def build_markers(frame_id, stamp, names, positions, radius, velocities, goals, 
         m.color = _color(*STATE_COLORS.get(states[i], (1.0, 1.0, 0.0)), 0.6)
         m.text = name
         out.markers.append(m)
+        if footprints is not None and footprints[i] is not None:
+            out.markers.append(footprint_marker(frame_id, stamp, i, footprints[i],
+                                                (positions[i, 0], positions[i, 1], yaws[i]),
+                                                m.color))
     arrows = Marker(ns='velocities', id=0, type=Marker.LINE_LIST, action=Marker.ADD)
     goal_points = Marker(ns='goals', id=0, type=Marker.SPHERE_LIST, action=Marker.ADD)
     goal_lines = Marker(ns='goals', id=1, type=Marker.LINE_LIST, action=Marker.ADD)

@@ -272,7 +272,8 @@ class OrcaNavNode(Node):
 
     def _publish_markers(self):
         if self.settings.params.publish_markers and self._result is not None:
-            self.outputs.markers(self._result, self.settings.fleet.radius)
+            self.outputs.markers(self._result, self.settings.fleet.radius,
+                                 self.settings.fleet.footprint)
 
     @property
     def last_result(self):

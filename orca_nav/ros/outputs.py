@@ -161,9 +161,12 @@ class FleetOutputs:
             points = routes.points[i] if routes.routed[i] else np.zeros((0, 2))
             self._route[i].publish(messages.path_message(points, self._frame, self._now()))
 
-    def markers(self, result, radius):
+    def markers(self, result, radius, footprints=None):
         """
-        Publish the fleet's MarkerArray: discs, velocities, goals, routes, carrots.
+        Publish the fleet's MarkerArray: discs, footprints, velocities, goals, routes, carrots.
+
+        footprints : (N,) each robot's (K, 2) footprint in its base frame, or None (the
+        config's ``footprint``); drawn at the robots' yaws (``result.yaws``).
 
         Only while someone subscribes (RViz): with a thousand robots the array takes tens of
         milliseconds to build, between two ticks.
@@ -189,7 +192,7 @@ class FleetOutputs:
             lines.append(cached[1])
         self._markers.publish(messages.build_markers(
             self._frame, stamp, self._names, result.positions, radius, result.velocities,
-            goals, has_goal, states, result.known, lines, carrots))
+            goals, has_goal, states, result.known, lines, carrots, footprints, result.yaws))
 
     def matched(self):
         """Return True once every command topic has a subscriber (tests and tools wait)."""

@@ -1,10 +1,12 @@
 """
 Metrics of one demo run from ground-truth poses, as a dict, a text table and JSON (numpy only).
 
-``compute_metrics`` judges a run on the true robot radii and the scenario's static obstacles
+``compute_metrics`` judges a run on the true robot shapes and the scenario's static obstacles
 (polygons, walls and the occupied cells of its map) and, when the scenario has walkers (people
 on scripted paths), the robots' contacts with them; ``format_table`` prints it and
-``metrics_record`` turns it into plain JSON-able values for ``--metrics-json``.
+``metrics_record`` turns it into plain JSON-able values for ``--metrics-json``. A robot with a
+footprint is its polygon turned by its yaw (``poses[..., 2]``), one without the disc of its
+radius; walkers are discs.
 """
 
 import json
@@ -13,7 +15,8 @@ from pathlib import Path
 
 import numpy as np
 from orca_nav.control.parameters import FLEET_BY_NAME
-from orca_nav.core.geometry import point_segment_distance
+from orca_nav.core.geometry import (
+    convex_gap, placed_polygon, point_segment_distance, polygon_disc_gap)
 from orca_nav.sim.scenarios import CONTACT_TOLERANCE
 
 # [m] the node stops a robot this close to its goal: the node's own default.
@@ -35,23 +38,29 @@ def compute_metrics(scenario, t, poses, t_goals, goal_tolerance=GOAL_TOLERANCE):
     not robots: ``robots`` and ``arrived`` count the other rows, ``walkers`` the walkers, whose
     per-robot values are NaN; they are not judged against obstacles or each other. A robot
     that overlaps a walker is a ``walker_collisions`` pair (``walker_colliding_pairs``, robot
-    first) and ``min_walker_clearance`` is the smallest robot-walker disc gap [m] (inf without
-    walkers); ``collisions`` = robot + obstacle + walker collisions.
+    first) and ``min_walker_clearance`` is the smallest robot-walker gap [m] (inf without
+    walkers); ``collisions`` = robot + obstacle + walker collisions. Gaps and clearances are
+    between the robots' footprints turned by their yaws, or their discs where they have none.
     """
     t = np.asarray(t, dtype=float)
-    xy = np.asarray(poses, dtype=float)[:, :, :2]
+    poses = np.asarray(poses, dtype=float)
+    xy = poses[:, :, :2]
     k, n = xy.shape[:2]
     radii, goals = scenario.radii, scenario.goals
     walker = scenario.walkers
     robots = np.flatnonzero(~walker)
     out = {'robots': len(robots), 'walkers': int(walker.sum()),
            'duration': float(t[-1] - t_goals) if k else 0.0}
-    out.update(_separation(scenario, t, xy, t_goals))
-    out.update(_walker_contacts(scenario, xy))
+    out.update(_separation(scenario, t, poses, t_goals))
+    out.update(_walker_contacts(scenario, poses))
 
     # Robot-obstacle clearance (the walkers' paths are the scenario writer's business).
     obstacle_clearance = (scenario.obstacle_distance(xy[:, robots].reshape(-1, 2))
                           .reshape(k, len(robots)) - radii[None, robots])
+    for r, i in enumerate(robots):
+        if scenario.robots[i].footprint is not None:
+            _true_gaps(obstacle_clearance[:, r], lambda s, i=i: scenario.polygon_clearance(
+                placed_polygon(scenario.robots[i].footprint, poses[s, i])))
     out['min_obstacle_clearance'] = float(obstacle_clearance.min()) if k else math.inf
     hitting = obstacle_clearance < -CONTACT_TOLERANCE
     out['obstacle_collisions'] = int(hitting.any(axis=0).sum())
@@ -89,8 +98,44 @@ def compute_metrics(scenario, t, poses, t_goals, goal_tolerance=GOAL_TOLERANCE):
     return out
 
 
-def _separation(scenario, t, xy, t_goals):
+def _true_gaps(gaps, true_gap):
+    """
+    Replace a row pair's disc gaps (K,) in place by its least gap on the true shapes.
+
+    gaps : lower bounds of the true gaps (a footprint's disc holds it), NaN unknown;
+    true_gap(step) : the gap at one sample. The samples are measured from the least disc gap
+    up until no disc gap is below the least true gap found; then every sample is inf except
+    the one of that least gap (enough for the minima and the collisions).
+    """
+    best, best_step = math.inf, -1
+    for step in np.argsort(gaps):   # NaN last
+        if not gaps[step] < best:
+            break
+        gap = true_gap(step)
+        if gap < best:
+            best, best_step = gap, step
+    gaps[:] = math.inf
+    if best_step >= 0:
+        gaps[best_step] = best
+
+
+def _pair_gap(scenario, poses, i, j):
+    """Return gap(step) [m] between rows i and j at a sample: polygon-polygon or polygon-disc."""
+    robots = scenario.robots
+    if robots[i].footprint is None:
+        i, j = j, i   # the polygon first
+
+    def gap(step):
+        a = placed_polygon(robots[i].footprint, poses[step, i])
+        if robots[j].footprint is None:
+            return polygon_disc_gap(a, poses[step, j, :2], robots[j].radius)
+        return convex_gap(a, placed_polygon(robots[j].footprint, poses[step, j]))
+    return gap
+
+
+def _separation(scenario, t, poses, t_goals):
     """Robot-robot separation at every sample (walkers left out): minimum, closest, collisions."""
+    xy = poses[:, :, :2]
     rows = np.flatnonzero(~scenario.walkers)
     n = len(rows)
     if n < 2 or len(t) == 0:
@@ -101,11 +146,17 @@ def _separation(scenario, t, xy, t_goals):
     iu, ju = rows[iu], rows[ju]   # scenario rows
     dist = np.linalg.norm(xy[:, iu] - xy[:, ju], axis=-1)          # (K, P)
     limit = radii[iu] + radii[ju]                                    # (P,)
-    step, pair = np.unravel_index(np.argmin(dist - limit), dist.shape)
+    gap = dist - limit                                               # (K, P)
+    shaped = np.array([scenario.robots[i].footprint is not None
+                       or scenario.robots[j].footprint is not None for i, j in zip(iu, ju)])
+    for p in np.flatnonzero(shaped):
+        _true_gaps(gap[:, p], _pair_gap(scenario, poses, iu[p], ju[p]))
+    step, pair = np.unravel_index(np.argmin(gap), dist.shape)
     # Robot-robot collisions: pairs that overlap at some sample (a long contact counts once).
-    collided = (dist < limit - CONTACT_TOLERANCE).any(axis=0)
+    collided = np.where(shaped, gap < -CONTACT_TOLERANCE,
+                        dist < limit - CONTACT_TOLERANCE).any(axis=0)
     return {'min_separation': float(dist.min()),
-            'min_clearance': float((dist - limit)[step, pair]),
+            'min_clearance': float(gap[step, pair]),
             'closest': {'time': float(t[step] - t_goals), 'step': int(step),
                         'robots': (int(iu[pair]), int(ju[pair])),
                         'distance': float(dist[step, pair])},
@@ -114,8 +165,9 @@ def _separation(scenario, t, xy, t_goals):
                                 for p in np.flatnonzero(collided)]}
 
 
-def _walker_contacts(scenario, xy):
-    """Robot-walker disc gaps at every sample: minimum and the pairs that overlap."""
+def _walker_contacts(scenario, poses):
+    """Robot-walker gaps at every sample: minimum and the pairs that overlap."""
+    xy = poses[:, :, :2]
     walker = scenario.walkers
     robots, walkers = np.flatnonzero(~walker), np.flatnonzero(walker)
     if len(walkers) == 0 or len(robots) == 0 or len(xy) == 0:
@@ -124,6 +176,10 @@ def _walker_contacts(scenario, xy):
     radii = scenario.radii
     dist = np.linalg.norm(xy[:, robots, None] - xy[:, None, walkers], axis=-1)   # (K, R, W)
     gap = dist - radii[robots, None] - radii[None, walkers]
+    for a, i in enumerate(robots):
+        if scenario.robots[i].footprint is not None:
+            for b, w in enumerate(walkers):
+                _true_gaps(gap[:, a, b], _pair_gap(scenario, poses, i, w))
     # A walker's unknown pose (NaN: odometry does not show it) is no contact.
     collided = (np.nan_to_num(gap, nan=np.inf) < -CONTACT_TOLERANCE).any(axis=0)   # (R, W)
     known = gap[np.isfinite(gap)]
@@ -141,6 +197,12 @@ def format_table(metrics, scenario, drive, tick=None):
         return f'{value:.{digits}f}{unit}'
 
     limit = 2.0 * float(scenario.radii[~scenario.walkers].min())
+    shaped = [r.name for r in scenario.robots if r.footprint is not None and not r.walker]
+    if shaped:
+        judged = (f'footprints turned by their yaws ({", ".join(shaped)})'
+                  + (', discs for the others' if len(shaped) < metrics['robots'] else ''))
+    else:
+        judged = "discs of the robots' radii"
     closest = metrics.get('closest')
     pair = ''
     if closest:
@@ -154,9 +216,11 @@ def format_table(metrics, scenario, drive, tick=None):
         ('arrived', f'{metrics["arrived"]}/{metrics["robots"]}'),
         ('collisions', f'{metrics["collisions"]} (robot-robot {metrics["robot_collisions"]}, '
                        f'robot-obstacle {metrics["obstacle_collisions"]}{walker_collisions})'),
-        ('min separation', f'{f(metrics["min_separation"], " m", 3)} centre to centre '
-                           f'(contact at {limit:.3f} m)'),
-        ('min clearance', f'{f(metrics["min_clearance"], " m", 3)} between discs{pair}'),
+        ('contact judged on', judged),
+        ('min separation', f'{f(metrics["min_separation"], " m", 3)} centre to centre'
+                           + ('' if shaped else f' (contact at {limit:.3f} m)')),
+        ('min clearance', f'{f(metrics["min_clearance"], " m", 3)} between '
+                          f'{"shapes" if shaped else "discs"}{pair}'),
         ('min obstacle clearance', f(metrics['min_obstacle_clearance'], ' m', 3)),
     ]
     if walkers:

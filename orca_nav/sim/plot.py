@@ -2,8 +2,9 @@
 The demo's picture: a PNG of one run drawn with matplotlib (Agg, no display needed).
 
 Obstacles (polygons, walls and the occupied cells of the scenario's map, grey), every robot's
-path, start, goal and end, the closest approach of two robots and, when the node published
-them, each robot's last planned route (thin dashed line in the robot's colour). The scenario's
+path, start, goal and end (a robot with a footprint as its polygon turned by its yaw, else
+its disc), the closest approach of two robots and, when the node published them, each robot's
+last planned route (thin dashed line in the robot's colour). The scenario's
 walkers (people on scripted paths) are drawn apart from the robots: a grey dashed path, their
 waypoints as small grey dots, a person marker (a grey filled diamond) and their name where they
 ended.
@@ -12,6 +13,7 @@ ended.
 from pathlib import Path
 
 import numpy as np
+from orca_nav.core.geometry import placed_polygon
 
 MAP_GREY = '0.55'  # occupied map cells
 WALKER_GREY = '0.35'  # walkers' paths and markers
@@ -43,6 +45,14 @@ def _draw_map(ax, grid):
     return occupied.min(axis=0) - pad, occupied.max(axis=0) + pad
 
 
+def _body(robot, pose, **style):
+    """Return a patch of a robot at pose (x, y, yaw): its placed footprint, else its disc."""
+    from matplotlib.patches import Circle, Polygon
+    if robot.footprint is None:
+        return Circle(pose[:2], robot.radius, **style)
+    return Polygon(placed_polygon(robot.footprint, pose), closed=True, **style)
+
+
 def _draw_walker(ax, robot, xy):
     """Draw one walker: its scripted waypoints, its path (xy (K, 2)), a person where it ended."""
     from matplotlib.patches import Circle
@@ -59,14 +69,14 @@ def _draw_walker(ax, robot, xy):
                 color=WALKER_GREY, fontsize=8, zorder=6)
 
 
-def _draw_closest(ax, scenario, xy, closest):
-    """Mark the closest approach of two robots in red, with a note."""
+def _draw_closest(ax, scenario, poses, closest):
+    """Mark the closest approach of two robots (poses (K, N, 3)) in red, with a note."""
     a, b = closest['robots']
-    pa, pb = xy[closest['step'], a], xy[closest['step'], b]
-    from matplotlib.patches import Circle
-    for i, p in ((a, pa), (b, pb)):
-        ax.add_patch(Circle(p, scenario.robots[i].radius, fill=False, edgecolor='red',
-                            lw=1.8, zorder=5))
+    step = closest['step']
+    pa, pb = poses[step, a, :2], poses[step, b, :2]
+    for i in (a, b):
+        ax.add_patch(_body(scenario.robots[i], poses[step, i], fill=False, edgecolor='red',
+                           lw=1.8, zorder=5))
     ax.plot([pa[0], pb[0]], [pa[1], pb[1]], color='red', lw=1.5, zorder=5)
     mid = 0.5 * (pa + pb)
     ax.annotate(f'closest approach {closest["distance"]:.2f} m\n'
@@ -90,9 +100,10 @@ def plot_run(scenario, poses, metrics, out_path, title='', routes=None):
     matplotlib.use('Agg')
     from matplotlib import pyplot as plt
     from matplotlib.lines import Line2D
-    from matplotlib.patches import Circle, Polygon
+    from matplotlib.patches import Polygon
 
-    xy = np.asarray(poses, dtype=float)[:, :, :2]
+    poses = np.asarray(poses, dtype=float)
+    xy = poses[:, :, :2]
     routes = routes or {}
     fig, ax = plt.subplots(figsize=(7.0, 7.0), dpi=100)
     grid = scenario.grid_map()
@@ -115,13 +126,13 @@ def plot_run(scenario, poses, metrics, out_path, title='', routes=None):
                     zorder=2)
             drawn_route = True
         ax.plot(xy[:, i, 0], xy[:, i, 1], color=color, lw=1.4, zorder=3)
-        ax.add_patch(Circle(robot.start[:2], robot.radius, fill=False, edgecolor=color,
-                            lw=1.2, zorder=4))
+        ax.add_patch(_body(robot, robot.start, fill=False, edgecolor=color, lw=1.2,
+                           zorder=4))
         ax.plot(*robot.goal, marker='x', color=color, ms=8, mew=2, zorder=4)
-        ax.add_patch(Circle(xy[-1, i], robot.radius, color=color, alpha=0.35, zorder=2))
+        ax.add_patch(_body(robot, poses[-1, i], color=color, alpha=0.35, zorder=2))
     closest = metrics.get('closest')
     if closest:
-        _draw_closest(ax, scenario, xy, closest)
+        _draw_closest(ax, scenario, poses, closest)
     key = [Line2D([], [], ls='', marker='o', mfc='none', mec='0.3', ms=8, label='start'),
            Line2D([], [], ls='', marker='x', mec='0.3', ms=7, mew=2, label='goal'),
            Line2D([], [], ls='', marker='o', mfc='0.6', mec='none', ms=8, label='end')]

@@ -11,7 +11,8 @@ import math
 from pathlib import Path
 
 import numpy as np
-from orca_nav.core.geometry import point_segment_distance, points_in_polygon
+from orca_nav.core.geometry import (
+    point_segment_distance, points_in_polygon, polygon_segments_gap)
 from orca_nav.core.orca.drive import DRIVES
 from orca_nav.core.perception.raycast import polygon_edges
 
@@ -198,6 +199,29 @@ class Scenario:
             dist = np.minimum(dist, grid.distance_to_obstacle(
                 np.asarray(points, dtype=float).reshape(-1, 2)))
         return dist
+
+    def polygon_clearance(self, polygon):
+        """
+        Signed gap between a convex (K, 2) polygon [m] (counter-clockwise) and the obstacles.
+
+        Exact against the polygons' edges, the free walls and the map's outlines
+        (obstacle_segments, cached); a polygon wholly inside an obstacle is caught at its
+        vertices (obstacle_distance). Negative: overlap; inf when there are no obstacles.
+        """
+        p = np.asarray(polygon, dtype=float)
+        if 'segments' not in self._cache:
+            self._cache['segments'] = self.obstacle_segments()
+        segments = self._cache['segments']
+        gap = float(self.obstacle_distance(p).min())
+        if len(segments):
+            # Only the segments the polygon could be nearest to: within its reach of the
+            # nearest one, seen from its centroid.
+            centre = p.mean(axis=0, keepdims=True)
+            reach = float(np.hypot(*(p - centre).T).max())
+            to_centre = point_segment_distance(centre, segments)[0]
+            near = segments[to_centre <= to_centre.min() + 2.0 * reach]
+            gap = min(gap, float(polygon_segments_gap(p, near).min()))
+        return gap
 
     def with_drive(self, drive):
         """Return a copy with every robot's drive set to ``drive`` (walkers stay holonomic)."""

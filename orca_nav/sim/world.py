@@ -7,10 +7,11 @@ walkers (people on scripted paths: drive_walkers). A step applies the robots' bo
 (a differential robot has no vy), drives the observed robots and the walkers by their own rules,
 and moves every row exactly for its constant twist (integrate). The world casts the robots' 360
 degree laser scans (orca_nav.core.perception.raycast.cast_rays) against the static walls and the
-other rows' discs, and keeps the contact metrics of the run on the true radii: the smallest gaps
-robot-robot, robot-obstacle and robot-walker (negative = overlap). Robot-robot gaps of robots
-with a footprint are measured on their polygons turned by their yaws (the walls, the walkers
-and the scans still see their circumscribed discs).
+other rows' bodies, and keeps the contact metrics of the run on the true shapes: the smallest
+gaps robot-robot, robot-obstacle and robot-walker (negative = overlap). A robot with a footprint
+is its polygon turned by its yaw, for the contacts (with robots, walls and walkers) and for the
+other robots' scans (its edges are segments); a robot without one is the disc of its radius, as
+every walker is. A world without footprints takes the discs' path only.
 
 Nothing here talks to DDS: orca_nav.sim.node publishes the world's odometry and scans, the
 tests hand them to the controller or to the node themselves.
@@ -29,7 +30,7 @@ import math
 
 import numpy as np
 from orca_nav.core.geometry import convex_gap, placed_polygon, polygon_disc_gap, wrap_angle
-from orca_nav.core.perception.raycast import cast_rays
+from orca_nav.core.perception.raycast import cast_rays, polygon_edges
 from orca_nav.sim.scenarios import Robot, Scenario, walker_pose
 
 STRAIGHT_TURN = 1e-9  # [rad] a step that turns less than this is integrated as a straight line
@@ -172,7 +173,8 @@ class World:
     State: ``poses`` (N, 3) x, y, yaw [m, rad]; ``twists`` (N, 3) the body twists (vx, vy, wz)
     of the last step; ``time`` [s] simulated (the walkers' clock); ``min_gap``,
     ``min_wall_gap``, ``min_walker_gap`` [m] the smallest robot-robot, robot-obstacle and
-    robot-walker disc gaps so far (inf until measured; walkers are not robots).
+    robot-walker gaps so far, on footprints or discs (inf until measured; walkers are not
+    robots).
     """
 
     def __init__(self, scenario, scanner=Scanner(), seed=0, track_contacts=True):
@@ -234,12 +236,19 @@ class World:
         """
         Ranges [m] robot i's laser reads now, beam k at body angle ``beam_offsets[k]``.
 
-        Every other row's disc is in the way (robots and walkers) and every static wall.
+        Every other row is in the way (robots and walkers: the edges of its placed footprint,
+        else its disc) and every static wall.
         """
         sc = self.scanner
         others = np.arange(len(self.poses)) != i
+        segments = self.segments
+        shaped = [k for k in np.flatnonzero(others) if self.footprints[k] is not None]
+        if shaped:
+            others[shaped] = False
+            segments = np.concatenate([segments, polygon_edges(
+                [placed_polygon(self.footprints[k], self.poses[k]) for k in shaped])])
         ranges = cast_rays(self.poses[i, :2], self.poses[i, 2] + self.beam_offsets,
-                           sc.range_max, self.segments, self.poses[others, :2],
+                           sc.range_max, segments, self.poses[others, :2],
                            self.radii[others])
         if sc.noise > 0.0:
             hit = np.isfinite(ranges)
@@ -256,12 +265,25 @@ class World:
             self.min_gap = min(self.min_gap, float(self._shape_gaps(gap).min()))
         if len(robots):
             wall = self.scenario.obstacle_distance(xy[robots]) - radii[robots]
+            # A footprint's disc gap is a lower bound: its polygon only where it could matter.
+            for k in np.flatnonzero(wall < self.min_wall_gap):
+                if self.footprints[robots[k]] is not None:
+                    wall[k] = self.scenario.polygon_clearance(self._placed(robots[k]))
             self.min_wall_gap = min(self.min_wall_gap, float(wall.min()))
         if len(robots) and len(self.walkers):
             d = xy[robots, None] - xy[None, self.walkers]
             gap = (np.hypot(d[..., 0], d[..., 1]) - radii[robots, None]
                    - radii[None, self.walkers])
+            for k, w in zip(*np.nonzero(gap < self.min_walker_gap)):
+                if self.footprints[robots[k]] is not None:
+                    walker = self.walkers[w]
+                    gap[k, w] = polygon_disc_gap(self._placed(robots[k]), xy[walker],
+                                                 radii[walker])
             self.min_walker_gap = min(self.min_walker_gap, float(gap.min()))
+
+    def _placed(self, i):
+        """Return row i's footprint (K, 2) placed at its present pose [m]."""
+        return placed_polygon(self.footprints[i], self.poses[i])
 
     def _shape_gaps(self, gap):
         """
@@ -277,8 +299,7 @@ class World:
             i, j = int(iu[p]), int(ju[p])
             if footprints[i] is None and footprints[j] is None:
                 continue
-            shape = [None if footprints[k] is None
-                     else placed_polygon(footprints[k], self.poses[k]) for k in (i, j)]
+            shape = [None if footprints[k] is None else self._placed(k) for k in (i, j)]
             if shape[0] is not None and shape[1] is not None:
                 gap[p] = convex_gap(shape[0], shape[1])
             else:
