@@ -494,3 +494,24 @@ def test_node_parameters_pass_footprints_as_nav2_strings():
     assert 'a.radius' not in params and params['b.radius'] == 0.2
     config = FleetConfig.from_params(**params)
     assert config.radius.tolist() == [pytest.approx(math.hypot(0.45, 0.3) + 0.01), 0.2]
+
+
+def _two_carts(b_start, obstacles=None):
+    data = {'robot_defaults': {'footprint': CART},
+            'robots': [{'name': 'a', 'start': [0, 0, 0], 'goal': [3, 3]},
+                       {'name': 'b', 'start': b_start, 'goal': [-3, 3]}]}
+    if obstacles:
+        data['obstacles'] = obstacles
+    return scenario_from_dict(data)
+
+
+def test_starts_are_judged_on_the_footprints_at_their_headings():
+    """Carts side by side 0.05 m apart start fine (their discs overlap); turned, they overlap."""
+    assert len(_two_carts([0, 0.65, 0]).robots) == 2
+    with pytest.raises(ScenarioError, match='overlap at their starts'):
+        _two_carts([0, 0.65, math.pi / 2])
+    # A wall 0.05 m beside a cart's long side: its disc crosses the wall, the cart does not.
+    wall = {'segments': [[[-2.0, 0.35], [2.0, 0.35]]]}
+    assert len(_two_carts([0, -2.0, 0], wall).robots) == 2
+    with pytest.raises(ScenarioError, match='overlaps an obstacle at its start'):
+        _two_carts([0, -2.0, 0], {'segments': [[[-2.0, 0.25], [2.0, 0.25]]]})

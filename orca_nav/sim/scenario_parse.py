@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 from orca_nav.control.footprint import checked_footprint
 from orca_nav.control.parameters import ROBOT_NAME
-from orca_nav.core.geometry import circumscribed_radius
+from orca_nav.core.geometry import (circumscribed_radius, convex_gap, placed_polygon,
+                                    polygon_disc_gap)
 from orca_nav.sim.scenario_model import (check_drive, polygon_signed_area, Robot, Scenario,
                                          ScenarioError, suggest_name)
 
@@ -133,6 +134,10 @@ def validate(scenario, where=None):
         limit = radii[:, None] + radii[None, :]
         np.fill_diagonal(dist, np.inf)
         dist[skip[label]] = np.inf
+        if label == 'start':
+            # At the starts the headings are known: robots with footprints are their shapes
+            # (at the goals, whose headings are not, the circumscribed discs).
+            _shapes_apart(scenario, dist, limit)
         i, j = np.unravel_index(np.argmin(dist - limit), dist.shape)
         if len(names) > 1 and dist[i, j] < limit[i, j]:
             if walker[i]:
@@ -142,11 +147,49 @@ def validate(scenario, where=None):
             raise ScenarioError(f'{where}: {who} overlap at their {label}s ({dist[i, j]:.3f} '
                                 f'm apart, radii sum {limit[i, j]:.3f} m)')
         clearance = scenario.obstacle_distance(pts[robots]) - radii[robots]
+        if label == 'start':
+            for n, k in enumerate(robots):
+                shape = _start_shape(scenario, k)
+                if shape is not None and clearance[n] < 0.0:
+                    clearance[n] = scenario.polygon_clearance(shape)
         k = int(robots[np.argmin(clearance)])
         if clearance.min() < 0.0:
             raise ScenarioError(f'{where}: robot {names[k]} overlaps an obstacle at its '
                                 f'{label} {tuple(np.round(pts[k], 3))}')
         _check_on_map(scenario, pts, label, where)
+
+
+def _start_shape(scenario, k):
+    """Return row k's footprint placed at its start pose (K, 2), or None (a disc)."""
+    footprint = scenario.robots[k].footprint
+    if footprint is None:
+        return None
+    return placed_polygon(np.asarray(footprint, dtype=float), scenario.starts[k])
+
+
+def _shapes_apart(scenario, dist, limit):
+    """
+    Mark pairs whose discs overlap at the starts but whose shapes do not as apart (in place).
+
+    dist, limit : (N, N) centre distances and radii sums; a pair with a footprint whose
+    shapes (``convex_gap``, ``polygon_disc_gap``) keep a gap gets dist = inf.
+    """
+    n = len(dist)
+    for i in range(n):
+        for j in range(i + 1, n):
+            if not dist[i, j] < limit[i, j]:
+                continue
+            a, b = _start_shape(scenario, i), _start_shape(scenario, j)
+            if a is None and b is None:
+                continue
+            if a is not None and b is not None:
+                gap = convex_gap(a, b)
+            elif a is not None:
+                gap = polygon_disc_gap(a, scenario.starts[j, :2], scenario.radii[j])
+            else:
+                gap = polygon_disc_gap(b, scenario.starts[i, :2], scenario.radii[i])
+            if gap >= 0.0:
+                dist[i, j] = dist[j, i] = np.inf
 
 
 def _check_on_map(scenario, points, label, where):
