@@ -305,6 +305,27 @@ def test_stamped_commands_status_and_markers(rig_factory):
     assert len(markers) == count
 
 
+def test_markers_draw_a_footprint_at_the_robots_heading(rig_factory):
+    """r1 a 0.9 x 0.6 m cart (footprint), r2 a disc: r1's outline turned by its yaw."""
+    cart = '[[0.45, 0.3], [-0.45, 0.3], [-0.45, -0.3], [0.45, -0.3]]'
+    rig = rig_factory(['r1', 'r2'], marker_rate=5.0, **{'r1.footprint': cart})
+    markers = []
+    rig.probe.create_subscription(MarkerArray, '/orca_nav/markers', markers.append, 10)
+    for _ in range(3):
+        rig.odom('r1', 1.0, 2.0, yaw=math.pi / 2)
+        rig.odom('r2', 4.0, 0.0)
+        rig.tick()
+    rig.spin_until(lambda: any(m.ns == 'footprints' for m in markers[-1].markers)
+                   if markers else False)
+    outlines = [m for m in markers[-1].markers if m.ns == 'footprints']
+    assert [m.id for m in outlines] == [0]  # r2, a disc, has none
+    points = np.array([[p.x, p.y] for p in outlines[0].points])
+    assert np.allclose(points[0], points[-1])  # closed
+    # Turned a quarter: 0.6 m wide along x, 0.9 m long along y, about (1, 2).
+    assert np.allclose(points.min(axis=0), [0.7, 1.55]) and np.allclose(points.max(axis=0),
+                                                                          [1.3, 2.45])
+
+
 def publish_odometry(rig, robot, x, y, q, twist=(0.0, 0.0, 0.0)):
     """Publish one Odometry with this quaternion (x, y, z, w) and wait until the node has it."""
     msg = messages.make_odometry(x, y, twist=twist, quaternion=q)
