@@ -322,8 +322,8 @@ def test_markers_draw_a_footprint_at_the_robots_heading(rig_factory):
     points = np.array([[p.x, p.y] for p in outlines[0].points])
     assert np.allclose(points[0], points[-1])  # closed
     # Turned a quarter: 0.6 m wide along x, 0.9 m long along y, about (1, 2).
-    assert np.allclose(points.min(axis=0), [0.7, 1.55]) and np.allclose(points.max(axis=0),
-                                                                          [1.3, 2.45])
+    assert np.allclose(points.min(axis=0), [0.7, 1.55])
+    assert np.allclose(points.max(axis=0), [1.3, 2.45])
 
 
 def publish_odometry(rig, robot, x, y, q, twist=(0.0, 0.0, 0.0)):
