@@ -12,7 +12,8 @@ import math
 from hypothesis import given, settings, strategies as st
 import numpy as np
 from orca_nav.core.geometry import convex_gap, placed_polygon
-from orca_nav.core.orca.shapes import disc_polygon, shape_difference, shape_line
+from orca_nav.core.orca.shapes import (disc_polygon, offset_polygon, pair_shape_line,
+                                     shape_difference, shape_line)
 import pytest
 
 TAU = 2.0
@@ -152,3 +153,67 @@ def test_a_cart_passes_a_cart_side_by_side_where_their_discs_could_not():
     ux, uy, nx, ny = shape_line(k, len(k), 4.0, 0.7, 2.0, 0.0, 1 / TAU, 1 / DT)
     point = np.array([1.0, 0.0]) + 0.5 * np.array([ux, uy])
     assert (np.array([1.0, 0.0]) - point) @ np.array([nx, ny]) >= -1e-9
+
+
+@settings(max_examples=100, deadline=None)
+@given(shapes, st.floats(0.0, 0.5))
+def test_a_grown_polygon_holds_every_point_within_rho_and_not_much_more(a, rho):
+    out = np.empty((4 * len(a) + 16, 2))
+    n = offset_polygon(a, len(a), rho, out)
+    grown = out[:n]
+    rng = np.random.default_rng(1)
+    for angle in rng.uniform(-math.pi, math.pi, 50):
+        # The point of a (+) disc(rho) farthest along each direction lies in the grown one.
+        d = np.array([math.cos(angle), math.sin(angle)])
+        far = a[np.argmax(a @ d)] + rho * d
+        assert _inside(grown, far)
+    # And nothing of it is farther than rho / cos(pi / 8) from a (corners of 90 deg).
+    for point in grown:
+        assert _distance_to(a, point) <= rho / math.cos(math.pi / 8) + 1e-9
+
+
+def _inside(polygon, point):
+    edges = np.roll(polygon, -1, axis=0) - polygon
+    rel = point - polygon
+    return bool(np.all(edges[:, 0] * rel[:, 1] - edges[:, 1] * rel[:, 0] >= -1e-9))
+
+
+def _distance_to(polygon, point):
+    if _inside(polygon, point):
+        return 0.0
+    best = math.inf
+    for k in range(len(polygon)):
+        p, q = polygon[k], polygon[(k + 1) % len(polygon)]
+        t = np.clip((point - p) @ (q - p) / ((q - p) @ (q - p)), 0.0, 1.0)
+        best = min(best, float(np.hypot(*(p + t * (q - p) - point))))
+    return best
+
+
+@settings(max_examples=100, deadline=None)
+@given(shapes, st.floats(0.1, 0.4), st.floats(0.0, 0.2), st.floats(-math.pi, math.pi),
+       st.floats(0.0, 1.5), vectors, vectors)
+def test_a_cart_and_a_disc_taking_half_each_keep_apart(a, r, rho, bearing, spare, vi, vj):
+    # Disc j of radius r; both grow by rho (paddings): the pair keeps a (+) disc(rho) and the
+    # disc of r + rho apart over the horizon.
+    direction = np.array([math.cos(bearing), math.sin(bearing)])
+    reach = max(np.hypot(*a.T))
+    lo, hi = 0.0, reach + r + 2 * rho + 1.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if _distance_to(a, mid * direction) > r + 2 * rho:
+            hi = mid
+        else:
+            lo = mid
+    pos = (hi + 0.05 * spare) * direction
+    point = np.zeros((1, 2))
+    new = []
+    for me, n_me, other, n_other, p, vm, vo in ((a, len(a), point, 1, pos, vi, vj),
+                                                (point, 1, a, len(a), -pos, vj, vi)):
+        ux, uy, nx, ny = pair_shape_line(me, n_me, other, n_other, r + 2 * rho, p[0], p[1],
+                                         *(vm - vo), 1 / TAU, 1 / DT)
+        line_point = vm + 0.5 * np.array([ux, uy])
+        n = np.array([nx, ny])
+        new.append(vm + max(0.0, (line_point - vm) @ n) * n)
+    for t in np.linspace(0.0, TAU, 81):
+        centre = pos + (new[1] - new[0]) * t
+        assert _distance_to(a, centre) >= r + 2 * rho - 1e-6

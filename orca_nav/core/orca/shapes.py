@@ -243,8 +243,9 @@ def _cone_exit(q, n, vx, vy):
             cx = px
             cy = py
             length = math.hypot(bx - ax, by - ay)
-            bnx = (by - ay) / length
-            bny = -(bx - ax) / length
+            if length > SHAPE_EPS:
+                bnx = (by - ay) / length
+                bny = -(bx - ax) / length
     return _exit(vx, vy, cx, cy, bnx, bny, inside)
 
 
@@ -274,3 +275,71 @@ def shape_line(k_poly, nk, px, py, vx, vy, inv_tau, inv_dt):
     if overlap:
         return _polygon_exit(q, nk, vx, vy)
     return _cone_exit(q, nk, vx, vy)
+
+
+@njit(cache=True)
+def offset_polygon(q, n, rho, out):
+    """
+    Write convex polygon q (CCW, n vertices) grown by rho >= 0 into out; return its count.
+
+    Each edge moves out by rho; each corner's arc of radius rho is replaced by the two
+    segments that touch it (so the result holds q (+) disc(rho) and exceeds it by at most
+    rho (1 / cos(a / 4) - 1) at a corner turning by a: 8 % at a right angle). A point (n 1)
+    or a segment (n 2) becomes a polygon around it. out has room for 4 n + DISC_SIDES rows.
+    """
+    if rho <= 0.0:
+        for k in range(n):
+            out[k, 0] = q[k, 0]
+            out[k, 1] = q[k, 1]
+        return n
+    if n == 1:
+        return _circumscribed(q[0, 0], q[0, 1], rho, out)
+    m = 0
+    for k in range(n):
+        # The outward normals of the edges into and out of vertex k (a segment's two sides).
+        px = q[(k - 1) % n, 0]
+        py = q[(k - 1) % n, 1]
+        cx = q[k, 0]
+        cy = q[k, 1]
+        nx_ = q[(k + 1) % n, 0]
+        ny_ = q[(k + 1) % n, 1]
+        a_in = math.atan2(-(cx - px), cy - py)
+        a_out = math.atan2(-(nx_ - cx), ny_ - cy)
+        turn = (a_out - a_in) % (2.0 * math.pi)
+        if n == 2:
+            turn = math.pi
+        pieces = 1 if turn < 1e-9 else (2 if turn <= 0.5 * math.pi else 4)
+        step = turn / pieces
+        reach = rho / math.cos(0.5 * step)
+        for s in range(pieces):
+            a = a_in + (s + 0.5) * step
+            out[m, 0] = cx + reach * math.cos(a)
+            out[m, 1] = cy + reach * math.sin(a)
+            m += 1
+    return m
+
+
+@njit(cache=True)
+def _circumscribed(cx, cy, rho, out):
+    """Write the regular DISC_SIDES-gon circumscribed about disc (c, rho); return its count."""
+    n = disc_polygon(rho, out)
+    for k in range(n):
+        out[k, 0] += cx
+        out[k, 1] += cy
+    return n
+
+
+@njit(cache=True)
+def pair_shape_line(a, na, b, nb, rho, px, py, vx, vy, inv_tau, inv_dt):
+    """
+    Return (ux, uy, nx, ny) for agent i of shape a (na vertices) and neighbour j of shape b.
+
+    a, b : the shapes' polygons relative to each agent's position, at their headings (one
+    vertex at the origin: a disc's centre); rho [m] : what both grow by (a disc's radius,
+    paddings, margins). Otherwise as ``shape_line``.
+    """
+    k_poly = np.empty((na * nb, 2))
+    nk = shape_difference(b, nb, a, na, k_poly)
+    grown = np.empty((4 * nk + DISC_SIDES, 2))
+    ng = offset_polygon(k_poly, nk, rho, grown)
+    return shape_line(grown, ng, px, py, vx, vy, inv_tau, inv_dt)
