@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 import numpy as np
 from orca_nav.core.geometry import convex_gap, placed_polygon
 from orca_nav.core.orca.shapes import (disc_polygon, offset_polygon, pair_shape_line,
-                                     shape_difference, shape_line)
+                                       shape_difference, shape_line)
 import pytest
 
 TAU = 2.0
@@ -195,15 +195,19 @@ def _distance_to(polygon, point):
 def test_a_cart_and_a_disc_taking_half_each_keep_apart(a, r, rho, bearing, spare, vi, vj):
     # Disc j of radius r; both grow by rho (paddings): the pair keeps a (+) disc(rho) and the
     # disc of r + rho apart over the horizon.
+    # Start outside the grown difference the half-planes are built on (it holds the true
+    # one, a little beyond it at corners): from there on the true shapes stay apart.
     direction = np.array([math.cos(bearing), math.sin(bearing)])
-    reach = max(np.hypot(*a.T))
-    lo, hi = 0.0, reach + r + 2 * rho + 1.0
+    out = np.empty((4 * len(a) + 16, 2))
+    n = offset_polygon(-a, len(a), r + 2 * rho, out)
+    grown = out[:n]
+    lo, hi = 0.0, max(np.hypot(*a.T)) + r + 2 * rho + 1.0
     for _ in range(60):
         mid = (lo + hi) / 2
-        if _distance_to(a, mid * direction) > r + 2 * rho:
-            hi = mid
-        else:
+        if _inside(grown + mid * direction, np.zeros(2)):
             lo = mid
+        else:
+            hi = mid
     pos = (hi + 0.05 * spare) * direction
     point = np.zeros((1, 2))
     new = []

@@ -28,6 +28,32 @@ MAX_PEOPLE_RADIUS = 2.0
 KEEPOUT_MIN_SPEED = 0.1
 
 
+def footprint_rows(cfg, obs):
+    """
+    Return the core's footprint arguments: each robot's polygon as its ORCA row sees it.
+
+    Turned to the robot's heading when the command takes effect and placed relative to its
+    ORCA point (a differential robot's point ahead); grown by footprint_padding and the
+    localisation's inflation (``footprint_body``). No footprint in the fleet: none.
+    """
+    polygons = [p for p in cfg.footprint if p is not None]
+    if not polygons:
+        return {}
+    rows = np.full((cfg.n, max(len(p) for p in polygons), 2), np.nan)
+    body = np.zeros(cfg.n)
+    for r, polygon in enumerate(cfg.footprint):
+        if polygon is None:
+            continue
+        yaw = obs.ahead_yaw[r]
+        c, s = np.cos(yaw), np.sin(yaw)
+        turned = polygon @ np.array([[c, s], [-s, c]])
+        rows[r, :len(polygon)] = turned - obs.lookahead[r] * np.array([c, s])
+        # contact_radius = the disc that holds it (+ padding) + lookahead + inflation.
+        body[r] = (obs.contact_radius[r] - obs.lookahead[r] - cfg.radius[r]
+                   + cfg.footprint_padding)
+    return {'footprint': rows, 'footprint_body': body}
+
+
 def wall_model(navigator):
     """Return the MapModel whose walls are ORCA obstacles, or None (no map, map_walls off)."""
     model = navigator.model
@@ -125,6 +151,12 @@ class Avoidance:
         """Return the velocities of robot rows ``rows`` (every other row follows them)."""
         agents = robots.take(rows)
         if len(others.positions):
+            if agents.footprint is not None:
+                # People and observed robots are discs beside the robots' polygons.
+                k = len(others.positions)
+                others = others._replace(
+                    footprint=np.full((k,) + agents.footprint.shape[1:], np.nan),
+                    footprint_body=np.zeros(k))
             agents = agents.concat(others)
         return solve(agents, settings, self._obstacles(cfg, now, rows, obs))[:len(rows)]
 
@@ -150,7 +182,7 @@ class Avoidance:
             keep_margin=~yields, heading=obs.ahead_yaw,
             lookahead=np.where(cfg.differential, obs.lookahead, 0.0),
             max_turn_rate=np.broadcast_to(cfg.max_angular_speed, (cfg.n,)),
-            lead_time=np.zeros(cfg.n),
+            lead_time=np.zeros(cfg.n), **footprint_rows(cfg, obs),
             **self.give_way.core_arguments(cfg, now, np.arange(cfg.n)))
 
     def _people_agents(self, cfg, now, inputs, moving, warnings):

@@ -6,7 +6,14 @@ from the commands it sent last: the drive decides what a robot can reach in one 
 """
 
 import numpy as np
+from orca_nav.core.geometry import wrap_angle
 from orca_nav.core.orca import drive
+
+# [1/s] A holonomic robot with a footprint turns toward its way at this rate per radian of
+# difference (within max_angular_speed): its narrow side leads, as through a door.
+ALIGN_GAIN = 2.0
+# [m/s] Slower than this it keeps its heading (no direction to align with).
+ALIGN_MIN_SPEED = 0.05
 
 
 class Commands:
@@ -89,6 +96,7 @@ class Commands:
         if hol.any():
             cmd[hol, :2] = drive.holonomic_command(velocities[hol], yaw[hol],
                                                    cfg.max_speed[:c][hol])
+            cmd[:, 2] = np.where(hol & aligning(cfg)[:c], align_rate(velocities, yaw), 0.0)
         if dif.any():
             accel, decel, angular = (limit[:c][dif] for limit in cfg.accel_limits)
             lin, ang = drive.differential_command(
@@ -107,9 +115,27 @@ def limit(cfg, cmd: np.ndarray) -> np.ndarray:
     cmd = np.where(np.isfinite(cmd), cmd, 0.0)
     cmd[:, :2] = drive.clamp_speed(cmd[:, :2], cfg.max_speed[:c])
     cmd[cfg.differential[:c], 1] = 0.0
-    cmd[~cfg.differential[:c], 2] = 0.0
+    cmd[~cfg.differential[:c] & ~aligning(cfg)[:c], 2] = 0.0
     cmd[:, 2] = np.clip(cmd[:, 2], -cfg.max_angular_speed[:c], cfg.max_angular_speed[:c])
     return cmd
+
+
+def aligning(cfg) -> np.ndarray:
+    """(N,) bool: the holonomic robots that turn with their way (those with a footprint)."""
+    return ~cfg.differential & np.array([p is not None for p in cfg.footprint], bool)
+
+
+def align_rate(velocities: np.ndarray, yaw: np.ndarray) -> np.ndarray:
+    """
+    Return yaw rates [rad/s] that turn each robot's long axis to its velocity (either end).
+
+    A rectangle is as narrow driving backward as forward, so the nearer of the two
+    headings is taken; the rate is ALIGN_GAIN x the difference (0 below ALIGN_MIN_SPEED).
+    """
+    speed = np.hypot(velocities[:, 0], velocities[:, 1])
+    error = wrap_angle(np.arctan2(velocities[:, 1], velocities[:, 0]) - yaw)
+    error = np.where(np.abs(error) > 0.5 * np.pi, wrap_angle(error + np.pi), error)
+    return np.where(speed > ALIGN_MIN_SPEED, ALIGN_GAIN * error, 0.0)
 
 
 def _tighter(a, b):

@@ -20,7 +20,7 @@ Disc pairs keep RVO2's own lines (``lines``); nothing here is on their path.
 >>> cart = np.array([[0.45, 0.3], [-0.45, 0.3], [-0.45, -0.3], [0.45, -0.3]])
 >>> out = np.empty((16, 2))
 >>> n = shape_difference(cart, 4, cart, 4, out)
->>> n, out[:n].min(axis=0).tolist(), out[:n].max(axis=0).tolist()
+>>> n, out[:n].min(axis=0).round(6).tolist(), out[:n].max(axis=0).round(6).tolist()
 (4, [-0.9, -0.6], [0.9, 0.6])
 >>> # Two carts side by side 0.7 m apart, closing at 1 m/s: the pair's velocity obstacle.
 >>> ux, uy, nx, ny = shape_line(out, n, 0.0, 0.7, 0.0, 1.0, 0.5, 10.0)
@@ -39,6 +39,9 @@ from .._jit import njit
 DISC_SIDES = 16
 # [m] Shorter edges and distances count as none (degenerate polygons, v on the boundary).
 SHAPE_EPS = 1e-12
+# [m] The difference of two shapes is taken on this grid: the corners of a shape turned by
+# 1e-16 rad are not told apart from those of the unturned one (the hull would lose corners).
+SNAP = 1e-9
 
 
 @njit(cache=True)
@@ -70,8 +73,9 @@ def shape_difference(b, nb, a, na, out):
     pts = np.empty((m, 2))
     for k in range(nb):
         for m_l in range(na):
-            pts[k * na + m_l, 0] = b[k, 0] - a[m_l, 0]
-            pts[k * na + m_l, 1] = b[k, 1] - a[m_l, 1]
+            # On a grid of SNAP: points equal but for rounding are equal, and sort together.
+            pts[k * na + m_l, 0] = round((b[k, 0] - a[m_l, 0]) / SNAP) * SNAP
+            pts[k * na + m_l, 1] = round((b[k, 1] - a[m_l, 1]) / SNAP) * SNAP
     # Sort by x, then y (insertion sort: a few dozen points).
     for s in range(1, m):
         x = pts[s, 0]
@@ -87,7 +91,7 @@ def shape_difference(b, nb, a, na, out):
     h = 0
     for s in range(m):  # lower chain
         while h >= 2 and _turn(hull[h - 2, 0], hull[h - 2, 1], hull[h - 1, 0], hull[h - 1, 1],
-                               pts[s, 0], pts[s, 1]) <= SHAPE_EPS:
+                               pts[s, 0], pts[s, 1]) <= 0.0:
             h -= 1
         hull[h, 0] = pts[s, 0]
         hull[h, 1] = pts[s, 1]
@@ -95,7 +99,7 @@ def shape_difference(b, nb, a, na, out):
     lower = h + 1
     for s in range(m - 2, -1, -1):  # upper chain
         while h >= lower and _turn(hull[h - 2, 0], hull[h - 2, 1], hull[h - 1, 0],
-                                   hull[h - 1, 1], pts[s, 0], pts[s, 1]) <= SHAPE_EPS:
+                                   hull[h - 1, 1], pts[s, 0], pts[s, 1]) <= 0.0:
             h -= 1
         hull[h, 0] = pts[s, 0]
         hull[h, 1] = pts[s, 1]

@@ -311,6 +311,17 @@ class Agents(NamedTuple):
         whole, where it will be lead_time on (the same disc, the same velocity): the others
         pass behind it rather than across its next steps. A preference: it is the first to
         go when the half-planes conflict or leave no way forward.
+
+    Shapes (None: every agent a disc; only with the margins):
+
+    footprint : (N, V, 2) [m] or None. Agent i's convex polygon, counter-clockwise, relative to
+        its position and turned to its heading (held over the horizon), in its first rows;
+        the other rows NaN; all NaN: a disc. Its pairs and obstacles take the polygons'
+        half-planes (``shapes``), while ``radius`` must hold the polygon grown by
+        ``footprint_body``: it bounds the agent where distances between centres decide (the
+        neighbour search, the way out beside walkers, the brake).
+    footprint_body : (N,) or scalar [m] or None (0): what the polygon grows by (padding,
+        localisation), margins added as for discs.
     """
 
     positions: ArrayLike
@@ -334,6 +345,8 @@ class Agents(NamedTuple):
     lookahead: Optional[ArrayLike] = None
     max_turn_rate: Optional[ArrayLike] = None
     lead_time: Optional[ArrayLike] = None
+    footprint: Optional[ArrayLike] = None
+    footprint_body: Optional[ArrayLike] = None
 
     def take(self, rows: ArrayLike) -> 'Agents':
         """Return the agents of these rows (indices or a mask); scalars stay scalars."""
@@ -441,6 +454,7 @@ def solve(agents: Agents, settings: SolverSettings,
                  neighbor_dist, agents.keep_margin,
                  _drive_set(n, agents.heading, agents.lookahead, agents.max_turn_rate),
                  agents.lead_time)
+    shapes = _shapes(n, agents.footprint, agents.footprint_body, soft)
     if obstacles is None:
         obstacles = _no_obstacles()
     out = velocities.copy()
@@ -463,13 +477,13 @@ def solve(agents: Agents, settings: SolverSettings,
     stuck = np.zeros(n, bool)
     # First pass: nobody is stuck yet (no fixed velocities to read: ``out`` stands in).
     _plan(problem, responsibility, reach_set, soft, active, guard, np.zeros(n, bool), out,
-          stuck, out)
+          stuck, out, shapes)
     if guard and np.any(stuck):
         # Second pass: the neighbours of agents that could not give way take it all on,
         # avoiding the stuck agents' velocities of the first pass.
         redo = _redo_rows(nbrs, stuck, active)
         _plan(problem, responsibility, reach_set, soft, redo, True, stuck, out.copy(),
-              np.zeros(n, bool), out)
+              np.zeros(n, bool), out, shapes)
         floor = None if reach_set is None else reach_set.floor
         if soft is None and floor is None:
             brake_conflicts(positions, out, radius, nbrs, time_step, active)
@@ -622,7 +636,7 @@ def _reach_set(n: int, max_accel: Optional[ArrayLike], max_decel: Optional[Array
 def _plan(problem: tuple, responsibility: Optional[Responsibility],
           reach_set: Optional[ReachSet], soft: Optional[SoftRows], active: np.ndarray,
           hard_step_lines: bool, stuck_in: np.ndarray, fixed_vel: np.ndarray,
-          stuck_out: np.ndarray, out: np.ndarray) -> None:
+          stuck_out: np.ndarray, out: np.ndarray, shapes: Optional[tuple] = None) -> None:
     """
     ``orca.solve_all`` for the ``active`` agents, the immovable ones first.
 
@@ -634,6 +648,8 @@ def _plan(problem: tuple, responsibility: Optional[Responsibility],
     records = (None if responsibility is None else tuple(responsibility),)
     if soft is not None:
         optional = (None if reach_set is None else tuple(reach_set), tuple(soft))
+        if shapes is not None:
+            optional += (shapes,)
     elif reach_set is not None:
         optional = (tuple(reach_set),)
     else:
@@ -644,6 +660,31 @@ def _plan(problem: tuple, responsibility: Optional[Responsibility],
     for group in groups:
         solve_all(*problem, *records, group, hard_step_lines, stuck_in, fixed_vel, stuck_out,
                   out, *optional)
+
+
+def _shapes(n: int, footprint: Optional[ArrayLike], body: Optional[ArrayLike],
+            soft: Optional[SoftRows]) -> Optional[tuple]:
+    """Return ``solve_all``'s shapes (polygons, counts, bodies), or None without polygons."""
+    if footprint is None:
+        return None
+    polygons = np.asarray(footprint, dtype=float)
+    if polygons.ndim != 3 or polygons.shape[0] != n or polygons.shape[2] != 2:
+        raise ValueError(f'footprint must have shape ({n}, V, 2), got {polygons.shape}')
+    given = np.isfinite(polygons).all(axis=2)
+    counts = given.sum(axis=1).astype(np.int64)
+    if np.any(given & (np.arange(polygons.shape[1]) >= counts[:, None])):
+        raise ValueError('footprint: the vertices of a polygon must come first, NaN rows after')
+    if not np.any(counts):
+        return None
+    if soft is None:
+        raise ValueError('footprint needs the margins (margin=, the soft mode)')
+    if np.any((counts > 0) & (counts < 3)):
+        raise ValueError('footprint: a polygon needs at least 3 vertices')
+    bodies = np.zeros(n) if body is None else np.broadcast_to(
+        np.asarray(body, dtype=float), (n,)).copy()
+    if not np.all(np.isfinite(bodies)) or np.any(bodies < 0.0):
+        raise ValueError('footprint_body must be finite and >= 0')
+    return (np.ascontiguousarray(np.nan_to_num(polygons)), counts, bodies)
 
 
 @njit(cache=True)
