@@ -11,9 +11,11 @@ import math
 
 from hypothesis import given, settings, strategies as st
 import numpy as np
-from orca_nav.core.geometry import convex_gap, placed_polygon
+from orca_nav.core.geometry import convex_gap, placed_polygon, polygon_segments_gap
+from orca_nav.core.orca.obstacles import Obstacles
 from orca_nav.core.orca.shapes import (disc_polygon, offset_polygon, pair_shape_line,
                                        shape_difference, shape_line)
+from orca_nav.core.orca.solver import compute_velocities
 import pytest
 
 TAU = 2.0
@@ -221,3 +223,41 @@ def test_a_cart_and_a_disc_taking_half_each_keep_apart(a, r, rho, bearing, spare
     for t in np.linspace(0.0, TAU, 81):
         centre = pos + (new[1] - new[0]) * t
         assert _distance_to(a, centre) >= r + 2 * rho - 1e-6
+
+
+def _aisle_run(footprints):
+    """Two 0.9 x 0.6 carts head-on in a 1.5 m aisle, lanes 0.72 m apart; the solver alone."""
+    cart = rectangle(0.9, 0.6)
+    segments = np.array([[[-10, 0.75], [10, 0.75]], [[10, -0.75], [-10, -0.75]]], float)
+    walls = Obstacles.build(segments=segments)
+    pos = np.array([[-4.0, -0.36], [4.0, 0.36]])
+    goals = pos * [-1, 1]
+    yaw = np.array([0.0, math.pi])
+    vel = np.zeros((2, 2))
+    circumscribed = math.hypot(0.45, 0.3) + 0.01
+    shapes = {'footprint': np.stack([placed_polygon(cart, [0, 0, y]) for y in yaw]),
+              'footprint_body': np.full(2, 0.01)} if footprints else {}
+    min_gap = min_wall = math.inf
+    for _ in range(300):
+        way = goals - pos
+        dist = np.hypot(*way.T)[:, None]
+        pref = way / np.maximum(dist, 1e-9) * np.minimum(0.5, dist)
+        vel = compute_velocities(pos, vel, pref, np.full(2, circumscribed), np.full(2, 0.5),
+                                 time_step=DT, neighbor_dist=5.0, max_neighbors=10,
+                                 time_horizon=2.0, time_horizon_obst=2.0, obstacles=walls,
+                                 collision_guard=True, margin=np.full(2, 0.05),
+                                 keep_margin=np.ones(2, bool), **shapes)
+        pos = pos + vel * DT
+        bodies = [placed_polygon(cart, [*p, y]) for p, y in zip(pos, yaw)]
+        min_gap = min(min_gap, convex_gap(*bodies))
+        min_wall = min(min_wall, *(float(polygon_segments_gap(b, segments.reshape(-1, 4)).min())
+                                   for b in bodies))
+    return np.hypot(*(goals - pos).T), min_gap, min_wall
+
+
+def test_two_carts_pass_side_by_side_in_an_aisle_where_their_discs_block_each_other():
+    left, gap, wall = _aisle_run(footprints=True)
+    assert left.max() < 0.1 and gap > 0.05 and wall > 0.0
+    # As the discs that hold them (radius 0.55), they meet in the middle and stop there.
+    left, gap, wall = _aisle_run(footprints=False)
+    assert left.min() > 3.0 and gap > 0.0 and wall > 0.0
