@@ -128,6 +128,23 @@ class Navigator:
         future = self._worker.submit_map(grid, self._clearances())
         self._pending_map = (grid, self._worker.map_id, future)
 
+    def _sight_radius(self):
+        """
+        Return (C,) [m] the least a line to a robot's carrot keeps from walls.
+
+        The true disc, or for a robot with a footprint half its width (+ its padding): it
+        turns its long axis along its way (a cart sees through a door it fits turned).
+        """
+        if self.footprints is None:
+            return self.true_radius
+        out = self.true_radius.copy()
+        for i, polygon in enumerate(self.footprints):
+            if polygon is not None:
+                polygon = np.asarray(polygon, dtype=float)
+                padding = self.true_radius[i] - float(np.hypot(*polygon.T).max())
+                out[i] = float(np.abs(polygon[:, 1]).max()) + max(padding, 0.0)
+        return out
+
     def reconfigure(self, radius, true_radius, config: NavigationConfig,
                     footprints=False) -> None:
         """
@@ -250,7 +267,7 @@ class Navigator:
         target[robots], remaining[robots], lost = self.following.follow(
             robots, self.points, self.version, pos,
             None if self.model is None else self.model.grid, self.config.route_lookahead,
-            self.radius + self.config.route_margin, self.true_radius)
+            self.radius + self.config.route_margin, self._sight_radius())
         if self.model is not None:
             # Pushed off its route (e.g. through another door): plan from where it is.
             pushed = np.zeros(len(self.routed), bool)
