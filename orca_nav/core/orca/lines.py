@@ -23,7 +23,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .escape import drive_keeps_clear, escape_unicycle, escape_velocity
-from .shapes import DISC_SIDES, offset_polygon, pair_shape_line, shape_difference, shape_line
+from .shapes import pair_shape_line
 from .._jit import njit
 
 # Lines closer to parallel than this (|det| of unit directions) count as parallel; RVO2's value.
@@ -618,14 +618,14 @@ def _pair_line(i, j, rel_x, rel_y, rvel_x, rvel_y, vel_x, vel_y, combined_radius
     combined_radius adds to the two contact radii (margins) grows the shapes' difference.
     """
     if shapes is not None:
-        polygons, counts, bodies = shapes
+        polygons, counts, bodies, scratch = shapes
         if counts[i] > 0 or counts[j] > 0:
             rho = combined_radius - radius[i] - radius[j]
             rho += bodies[i] if counts[i] > 0 else radius[i]
             rho += bodies[j] if counts[j] > 0 else radius[j]
             ux, uy, nx, ny = pair_shape_line(polygons[i], max(counts[i], 1), polygons[j],
                                              max(counts[j], 1), rho, rel_x, rel_y, rvel_x,
-                                             rvel_y, inv_th, inv_time_step)
+                                             rvel_y, inv_th, inv_time_step, scratch)
             return vel_x + share * ux, vel_y + share * uy, ny, -nx, CASE_AGENT_SHAPE
     return agent_line(rel_x, rel_y, rvel_x, rvel_y, vel_x, vel_y, combined_radius, inv_th,
                       inv_time_step, tie_sign, share)
@@ -633,7 +633,7 @@ def _pair_line(i, j, rel_x, rel_y, rvel_x, rvel_y, vel_x, vel_y, combined_radius
 
 @njit(cache=True)
 def shape_obstacle_lines(lines, i, positions, velocities, polygons, counts, rho, inv_th_obst,
-                         inv_dt, edges, ob_point, ob_next):
+                         inv_dt, edges, ob_point, ob_next, scratch):
     """
     Write the obstacle lines of agent i, a polygon, into ``lines``; return how many.
 
@@ -642,8 +642,6 @@ def shape_obstacle_lines(lines, i, positions, velocities, polygons, counts, rho,
     """
     n = 0
     segment = np.empty((2, 2))
-    k_poly = np.empty((2 * polygons.shape[1], 2))
-    grown = np.empty((4 * k_poly.shape[0] + DISC_SIDES, 2))
     vx = velocities[i, 0]
     vy = velocities[i, 1]
     for e in range(edges.shape[0]):
@@ -652,9 +650,8 @@ def shape_obstacle_lines(lines, i, positions, velocities, polygons, counts, rho,
         for end, o in ((0, o1), (1, o2)):
             segment[end, 0] = ob_point[o, 0] - positions[i, 0]
             segment[end, 1] = ob_point[o, 1] - positions[i, 1]
-        nk = shape_difference(segment, 2, polygons[i], counts[i], k_poly)
-        ng = offset_polygon(k_poly, nk, rho, grown)
-        ux, uy, nx, ny = shape_line(grown, ng, 0.0, 0.0, vx, vy, inv_th_obst, inv_dt)
+        ux, uy, nx, ny = pair_shape_line(polygons[i], counts[i], segment, 2, rho, 0.0, 0.0,
+                                         vx, vy, inv_th_obst, inv_dt, scratch)
         n = _put(lines, n, vx + ux, vy + uy, ny, -nx)
     return n
 
@@ -1001,7 +998,7 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
         and the way out), as tuples; their docstrings say how each steers the solution.
         None: RVO2's (compiled without a trace of it).
     shapes : None (every agent a disc), or, with ``soft`` only, (polygons (N, V, 2),
-        counts (N,) int, bodies (N,)): agent i with counts[i] > 0 is the convex polygon
+        counts (N,) int, bodies (N,), scratch (``shapes.scratch_rows(V * V)``, 2)): agent i with counts[i] > 0 is the convex polygon
         polygons[i, :counts[i]] (counter-clockwise, relative to its position, at its heading,
         held over the horizon) grown by bodies[i] [m]; its pairs and obstacles take the
         shapes' half-planes (``shapes``), while ``radius`` (a disc that holds it) still
@@ -1083,7 +1080,8 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
                 n_obst = n_reach + shape_obstacle_lines(
                     lines[n_reach:], i, positions, velocities, shapes[0], shapes[1],
                     own_radius - radius[i] + shapes[2][i], inv_th_obst, inv_dt,
-                    obst_edges[obst_offsets[i]:obst_offsets[i + 1]], ob_point, ob_next)
+                    obst_edges[obst_offsets[i]:obst_offsets[i + 1]], ob_point, ob_next,
+                    shapes[3])
             else:
                 n_obst = n_reach + obstacle_lines(
                     lines[n_reach:], positions[i, 0], positions[i, 1], velocities[i, 0],

@@ -69,8 +69,14 @@ def shape_difference(b, nb, a, na, out):
     a, b : (>= na, 2), (>= nb, 2) convex polygons (or segments, points), any order; out has
     room for na * nb rows. The hull of every b_k - a_l (Andrew's monotone chain).
     """
+    return _difference_into(b, nb, a, na, out, np.empty((3 * na * nb + 1, 2)))
+
+
+@njit(cache=True)
+def _difference_into(b, nb, a, na, out, work):
+    """``shape_difference`` with scratch ``work`` of 3 na nb + 1 rows."""
     m = na * nb
-    pts = np.empty((m, 2))
+    pts = work[:m]
     for k in range(nb):
         for m_l in range(na):
             # On a grid of SNAP: points equal but for rounding are equal, and sort together.
@@ -87,7 +93,7 @@ def shape_difference(b, nb, a, na, out):
             t -= 1
         pts[t + 1, 0] = x
         pts[t + 1, 1] = y
-    hull = np.empty((2 * m + 1, 2))
+    hull = work[m:3 * m + 1]
     h = 0
     for s in range(m):  # lower chain
         while h >= 2 and _turn(hull[h - 2, 0], hull[h - 2, 1], hull[h - 1, 0], hull[h - 1, 1],
@@ -264,7 +270,12 @@ def shape_line(k_poly, nk, px, py, vx, vy, inv_tau, inv_dt):
     the change that separates them within the step. Agent i's half-plane: the velocities x
     with (x - (v_i + share u)) . n >= 0.
     """
-    q = np.empty((nk, 2))
+    return _line_into(k_poly, nk, px, py, vx, vy, inv_tau, inv_dt, np.empty((nk, 2)))
+
+
+@njit(cache=True)
+def _line_into(k_poly, nk, px, py, vx, vy, inv_tau, inv_dt, q):
+    """``shape_line`` with scratch q of nk rows."""
     overlap = nk >= 3
     for k in range(nk):
         q[k, 0] = px + k_poly[k, 0]
@@ -334,16 +345,28 @@ def _circumscribed(cx, cy, rho, out):
 
 
 @njit(cache=True)
-def pair_shape_line(a, na, b, nb, rho, px, py, vx, vy, inv_tau, inv_dt):
+def pair_shape_line(a, na, b, nb, rho, px, py, vx, vy, inv_tau, inv_dt, scratch=None):
     """
     Return (ux, uy, nx, ny) for agent i of shape a (na vertices) and neighbour j of shape b.
 
     a, b : the shapes' polygons relative to each agent's position, at their headings (one
     vertex at the origin: a disc's centre); rho [m] : what both grow by (a disc's radius,
-    paddings, margins). Otherwise as ``shape_line``.
+    paddings, margins); scratch : None or (>= ``scratch_rows(na * nb)``, 2) work rows (a
+    solver call allocates them once). Otherwise as ``shape_line``.
     """
-    k_poly = np.empty((na * nb, 2))
-    nk = shape_difference(b, nb, a, na, k_poly)
-    grown = np.empty((4 * nk + DISC_SIDES, 2))
+    m = na * nb
+    if scratch is None:
+        scratch = np.empty((scratch_rows(m), 2))
+    k_poly = scratch[:m]
+    nk = _difference_into(b, nb, a, na, k_poly, scratch[m:4 * m + 1])
+    rest = scratch[4 * m + 1:]
+    grown = rest[:4 * nk + DISC_SIDES]
     ng = offset_polygon(k_poly, nk, rho, grown)
-    return shape_line(grown, ng, px, py, vx, vy, inv_tau, inv_dt)
+    return _line_into(grown, ng, px, py, vx, vy, inv_tau, inv_dt,
+                      rest[4 * nk + DISC_SIDES:8 * nk + 2 * DISC_SIDES])
+
+
+@njit(cache=True)
+def scratch_rows(m):
+    """Return the work rows ``pair_shape_line`` needs for shapes of na nb = m vertex pairs."""
+    return 4 * m + 1 + 8 * m + 2 * DISC_SIDES

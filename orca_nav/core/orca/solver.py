@@ -23,6 +23,7 @@ from . import kdtree
 from .lines import (AgentRows, brake_conflicts, Horizons, NearObstacles, ReachSet,
                     Responsibility, SoftRows, solve_all)
 from .obstacles import Obstacles
+from .shapes import scratch_rows
 from .._jit import njit
 
 
@@ -684,7 +685,9 @@ def _shapes(n: int, footprint: Optional[ArrayLike], body: Optional[ArrayLike],
         np.asarray(body, dtype=float), (n,)).copy()
     if not np.all(np.isfinite(bodies)) or np.any(bodies < 0.0):
         raise ValueError('footprint_body must be finite and >= 0')
-    return (np.ascontiguousarray(np.nan_to_num(polygons)), counts, bodies)
+    width = max(polygons.shape[1], 2)
+    return (np.ascontiguousarray(np.nan_to_num(polygons)), counts, bodies,
+            np.empty((scratch_rows(width * width), 2)))
 
 
 @njit(cache=True)
