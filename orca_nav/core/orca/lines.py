@@ -998,7 +998,8 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
         and the way out), as tuples; their docstrings say how each steers the solution.
         None: RVO2's (compiled without a trace of it).
     shapes : None (every agent a disc), or, with ``soft`` only, (polygons (N, V, 2),
-        counts (N,) int, bodies (N,), scratch (``shapes.scratch_rows(V * V)``, 2)): agent i with counts[i] > 0 is the convex polygon
+        counts (N,) int, bodies (N,), scratch (``shapes.scratch_rows(V * V)``, 2)): agent
+        i with counts[i] > 0 is the convex polygon
         polygons[i, :counts[i]] (counter-clockwise, relative to its position, at its heading,
         held over the horizon) grown by bodies[i] [m]; its pairs and obstacles take the
         shapes' half-planes (``shapes``), while ``radius`` (a disc that holds it) still
