@@ -319,7 +319,7 @@ def test_launch_file_builds_where_launch_ros_is_installed():
 # The four runs start together when the first of their tests asks, two at a time: each is
 # three processes (demo, simulator, node) mostly waiting on real time, so two fit on two cores
 # without starving the 10 Hz control loop. Each run has its own domain.
-DOMAIN_IDS = {'default': 46, 'attach': 47, 'two_rooms': 36, 'mixed': 30}
+DOMAIN_IDS = {'default': 46, 'attach': 47, 'two_rooms': 36, 'mixed': 30, 'cart_door': 48}
 
 
 def _env(**extra):
@@ -395,6 +395,9 @@ E2E_RUNS = {
     'mixed': ('test_an_observed_robot_runs_end_to_end_over_dds',
               lambda tmp: _scenario_run(tmp, 'mixed', 'holonomic', DOMAIN_IDS['mixed'])),
     'attach': ('test_attach_mode_follows_a_fleet_started_elsewhere', _attach_run),
+    'cart_door': ('test_carts_pass_a_door_they_fit_turned_end_to_end_over_dds',
+                  lambda tmp: _scenario_run(tmp, 'cart_door', 'holonomic',
+                                            DOMAIN_IDS['cart_door'])),
 }
 
 
@@ -458,6 +461,14 @@ def test_an_observed_robot_runs_end_to_end_over_dds(end_to_end):
     result, m, out = end_to_end['mixed'].result()
     assert not _all_arrived(result, m, out), _all_arrived(result, m, out)
     assert 'agv' in m['robot_names'] and m['time_to_goal']['agv'] is not None
+
+
+@pytest.mark.slow
+def test_carts_pass_a_door_they_fit_turned_end_to_end_over_dds(end_to_end):
+    """cart_door: four 0.9 x 0.6 m carts through a 0.8 m door; contact on the polygons."""
+    result, m, out = end_to_end['cart_door'].result()
+    assert not _all_arrived(result, m, out), _all_arrived(result, m, out)
+    assert m['scenario'] == 'cart_door' and m['drive'] == 'holonomic'
 
 
 CART = [[0.45, 0.3], [-0.45, 0.3], [-0.45, -0.3], [0.45, -0.3]]   # 0.9 x 0.6 m
