@@ -76,7 +76,11 @@ def _det(ax, ay, bx, by):
     return ax * by - ay * bx
 
 
-@njit(cache=True)
+# Inlined where they are called (numba's inline='always'): a compiled call that passes arrays
+# costs about 0.1 us per call, and solve_all calls these for every agent (measured: 100
+# agents without neighbours 20 us a step before, 10 us after; dense crowd of 100 with the
+# guard 170 us before, 145 us after).
+@njit(cache=True, inline='always')
 def linear_program1(lines, line_no, radius, opt_x, opt_y, direction_opt):
     """
     Optimise on line ``line_no`` subject to the lines before it and the speed circle.
@@ -130,7 +134,7 @@ def linear_program1(lines, line_no, radius, opt_x, opt_y, direction_opt):
     return True, px + t * dx, py + t * dy
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def linear_program2(lines, n_lines, radius, opt_x, opt_y, direction_opt):
     """
     Closest point to ``opt`` (or furthest along it) inside all lines and the speed circle.
@@ -657,7 +661,7 @@ def _share_and_velocity(k, j, velocities, shares, nbr_vel):
     return shares[k], nbr_vel[k, 0], nbr_vel[k, 1]
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _agent_lines(lines, n, i, positions, velocities, radius, agent_nbrs, inv_th, inv_dt, cases,
                  shares, nbr_vel):
     """
@@ -1019,11 +1023,14 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
             if reach_set is not None:
                 # The reachable velocities first (hardest of all), then the obstacle lines.
                 n_reach = reach_lines(lines, ref[i, 0], ref[i, 1], accel_r[i], decel_r[i])
-            n_obst = n_reach + obstacle_lines(
-                lines[n_reach:], positions[i, 0], positions[i, 1], velocities[i, 0],
-                velocities[i, 1], own_radius, inv_th_obst,
-                obst_edges[obst_offsets[i]:obst_offsets[i + 1]], ob_point, ob_next, ob_prev,
-                ob_dir, ob_convex, cases)
+            n_obst = n_reach
+            if obst_offsets[i + 1] > obst_offsets[i]:
+                # Not without edges near: the call and its slices cost ~30 ns an agent.
+                n_obst += obstacle_lines(
+                    lines[n_reach:], positions[i, 0], positions[i, 1], velocities[i, 0],
+                    velocities[i, 1], own_radius, inv_th_obst,
+                    obst_edges[obst_offsets[i]:obst_offsets[i + 1]], ob_point, ob_next,
+                    ob_prev, ob_dir, ob_convex, cases)
             n = n_obst
             if touchy[i]:
                 n = _step_lines(lines, n, i, positions, velocities, radius, max_speed,
