@@ -460,24 +460,9 @@ def solve(agents: Agents, settings: SolverSettings,
                tuple(NearObstacles(offsets, edges, obstacles.point, obstacles.next,
                                    obstacles.prev, obstacles.unit_dir, obstacles.convex)),
                tuple(Horizons(time_step, time_horizon, time_horizon_obst)))
-    stuck = np.zeros(n, bool)
-    # First pass: nobody is stuck yet (no fixed velocities to read: ``out`` stands in).
-    _plan(problem, responsibility, reach_set, soft, active, guard, np.zeros(n, bool), out,
-          stuck, out)
-    if guard and np.any(stuck):
-        # Second pass: the neighbours of agents that could not give way take it all on,
-        # avoiding the stuck agents' velocities of the first pass.
-        redo = _redo_rows(nbrs, stuck, active)
-        _plan(problem, responsibility, reach_set, soft, redo, True, stuck, out.copy(),
-              np.zeros(n, bool), out)
-        floor = None if reach_set is None else reach_set.floor
-        if soft is None and floor is None:
-            brake_conflicts(positions, out, radius, nbrs, time_step, active)
-        elif soft is None:
-            brake_conflicts(positions, out, radius, nbrs, time_step, active, floor)
-        else:
-            brake_conflicts(positions, out, radius, nbrs, time_step, active, floor, True)
-    return _enforce_limits(out, max_speed)
+    return _solve_rows(problem, None if responsibility is None else tuple(responsibility),
+                       None if reach_set is None else tuple(reach_set),
+                       None if soft is None else tuple(soft), active, guard, out)
 
 
 def _near_edges(obstacles: Obstacles, positions: np.ndarray, max_speed: np.ndarray,
@@ -619,31 +604,60 @@ def _reach_set(n: int, max_accel: Optional[ArrayLike], max_decel: Optional[Array
     return ReachSet(accel_r, decel_r, ref, np.ones(n))
 
 
-def _plan(problem: tuple, responsibility: Optional[Responsibility],
-          reach_set: Optional[ReachSet], soft: Optional[SoftRows], active: np.ndarray,
-          hard_step_lines: bool, stuck_in: np.ndarray, fixed_vel: np.ndarray,
-          stuck_out: np.ndarray, out: np.ndarray) -> None:
+@njit(cache=True)
+def _solve_rows(problem, responsibility, reach_set, soft, active, guard, out):
+    """
+    Write the new velocities of the ``active`` agents into ``out``; return it, limited.
+
+    problem : (AgentRows, NearObstacles, Horizons) as tuples; responsibility, reach_set,
+    soft : the optional records as tuples, or None. One compiled call for the guard's passes:
+    the first pass, the second for the neighbours of agents that could not give way (they
+    take it all on, avoiding the stuck agents' velocities of the first pass), the brake and
+    ``_enforce_limits``.
+    """
+    positions, velocities, prefs, radius, max_speed, nbrs = problem[0]
+    time_step = problem[2][0]
+    n = positions.shape[0]
+    stuck = np.zeros(n, np.bool_)
+    # First pass: nobody is stuck yet (no fixed velocities to read: ``out`` stands in).
+    _plan(problem, responsibility, reach_set, soft, active, guard, np.zeros(n, np.bool_),
+          out, stuck, out)
+    if guard and np.any(stuck):
+        redo = _redo_rows(nbrs, stuck, active)
+        _plan(problem, responsibility, reach_set, soft, redo, True, stuck, out.copy(),
+              np.zeros(n, np.bool_), out)
+        if soft is None:
+            if reach_set is None:
+                brake_conflicts(positions, out, radius, nbrs, time_step, active)
+            else:
+                brake_conflicts(positions, out, radius, nbrs, time_step, active, reach_set[3])
+        elif reach_set is None:
+            brake_conflicts(positions, out, radius, nbrs, time_step, active, None, True)
+        else:
+            brake_conflicts(positions, out, radius, nbrs, time_step, active, reach_set[3],
+                            True)
+    return _enforce_limits(out, max_speed)
+
+
+@njit(cache=True)
+def _plan(problem, responsibility, reach_set, soft, active, hard_step_lines, stuck_in,
+          fixed_vel, stuck_out, out):
     """
     ``orca.solve_all`` for the ``active`` agents, the immovable ones first.
 
-    problem : (AgentRows, NearObstacles, Horizons) as tuples. The movable agents avoid the
-    immovable ones' new velocity, so those are planned first. The one place a kernel
-    variant is picked: the optional records are left out where they are None (RVO2's
-    kernels carry no trace of them).
+    The movable agents avoid the immovable ones' new velocity, so those are planned first.
+    The optional records are passed on as they are: where they are None, the kernels are
+    compiled without a trace of them (RVO2's).
     """
-    records = (None if responsibility is None else tuple(responsibility),)
-    if soft is not None:
-        optional = (None if reach_set is None else tuple(reach_set), tuple(soft))
-    elif reach_set is not None:
-        optional = (tuple(reach_set),)
-    else:
-        optional = ()
-    groups = (active,)
-    if responsibility is not None and np.any(active & responsibility.immovable):
-        groups = (active & responsibility.immovable, active & ~responsibility.immovable)
-    for group in groups:
-        solve_all(*problem, *records, group, hard_step_lines, stuck_in, fixed_vel, stuck_out,
-                  out, *optional)
+    agents, near, times = problem
+    if responsibility is not None:
+        first = active & responsibility[1]
+        if np.any(first):
+            solve_all(agents, near, times, responsibility, first, hard_step_lines, stuck_in,
+                      fixed_vel, stuck_out, out, reach_set, soft)
+            active = active & ~responsibility[1]
+    solve_all(agents, near, times, responsibility, active, hard_step_lines, stuck_in,
+              fixed_vel, stuck_out, out, reach_set, soft)
 
 
 @njit(cache=True)
