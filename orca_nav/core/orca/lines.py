@@ -1045,14 +1045,8 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
             if reach_set is not None:
                 # The reachable velocities first (hardest of all), then the obstacle lines.
                 n_reach = reach_lines(lines, ref[i, 0], ref[i, 1], accel_r[i], decel_r[i])
-            n_obst = n_reach
-            if obst_offsets[i + 1] > obst_offsets[i]:
-                # Not without edges near: the call and its slices cost ~30 ns an agent.
-                n_obst += obstacle_lines(
-                    lines[n_reach:], positions[i, 0], positions[i, 1], velocities[i, 0],
-                    velocities[i, 1], own_radius, inv_th_obst,
-                    obst_edges[obst_offsets[i]:obst_offsets[i + 1]], ob_point, ob_next,
-                    ob_prev, ob_dir, ob_convex, cases)
+            n_obst = _own_obstacle_lines(lines, n_reach, i, positions, velocities, own_radius,
+                                         inv_th_obst, near, cases)
             n = n_obst
             if touchy[i]:
                 n = _step_lines(lines, n, i, positions, velocities, radius, max_speed,
@@ -1096,6 +1090,23 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
         out[i, 1] = ry
         if reach_set is not None:
             floor[i] = reach_floor(lines, n_reach, rx, ry)
+
+
+@njit(cache=True, inline='always')
+def _own_obstacle_lines(lines, n_reach, i, positions, velocities, own_radius, inv_th_obst,
+                        near, cases):
+    """
+    Add agent i's obstacle lines after its n_reach first lines; return the count of both.
+
+    No call (nor its slices, ~30 ns an agent) without obstacle edges near.
+    """
+    obst_offsets, obst_edges, ob_point, ob_next, ob_prev, ob_dir, ob_convex = near
+    if obst_offsets[i + 1] == obst_offsets[i]:
+        return n_reach
+    return n_reach + obstacle_lines(
+        lines[n_reach:], positions[i, 0], positions[i, 1], velocities[i, 0], velocities[i, 1],
+        own_radius, inv_th_obst, obst_edges[obst_offsets[i]:obst_offsets[i + 1]], ob_point,
+        ob_next, ob_prev, ob_dir, ob_convex, cases)
 
 
 @njit(cache=True)
