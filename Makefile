@@ -56,8 +56,9 @@ COLCON := $(VENV)/bin/colcon --log-base .colcon/log
 WS     := --build-base .colcon/build --install-base .colcon/install
 
 # pytest-xdist: one worker per core (at most 4), each test module one unit (its module
-# fixtures run once), the real-time modules together one unit on one worker (the scheduler of
-# test/conftest.py); --no-loadscope-reorder keeps the order conftest.py sorts.
+# fixtures run once), the real-time modules together one unit on one worker, each test of the
+# lock-stepped world modules one unit (the scheduler of test/conftest.py);
+# --no-loadscope-reorder keeps the order conftest.py sorts.
 TEST_WORKERS ?= $(shell n=$$(nproc); [ $$n -gt 4 ] && n=4; echo $$n)
 XDIST := -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder
 

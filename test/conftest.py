@@ -33,6 +33,11 @@ NO_KERNELS = ('test_flake8.py', 'test_pep257.py', 'test_docs.py', 'test_domains.
 REAL_TIME = ('test_demo.py', 'test_node_overload.py', 'test_node_signals.py',
              'test_node_shutdown.py', 'test_launch_sim_demo.py', 'test_node_robustness.py',
              'test_node_split.py', 'test_sim_node.py', 'test_launch_include.py')
+# Lock-stepped in-process worlds: pure CPU, no module fixture, each test one long run (up to
+# tens of seconds). With pytest-xdist each of their tests is a unit of its own, so a module's
+# runs spread over the workers instead of queueing on one; they come last, where small units
+# even out the workers' ends.
+PER_TEST = ('test_scenario_worlds.py', 'test_scan_world.py', 'test_people_world.py')
 # Side by side (about 40 s each, cold, here): the node's kernels (what a node's ticks run,
 # orca_nav.control.warmup, with the settings a build warms up) and orca_nav.core.warmup (the
 # solver's every mode as a library, scans and tracking).
@@ -84,25 +89,29 @@ def pytest_xdist_make_scheduler(config, log):
     Return pytest-xdist's scheduler: by module, the REAL_TIME modules together.
 
     Each module is one unit (its module fixtures run once, in one worker), the REAL_TIME
-    modules together one, in the order collected. Optional: without pytest-xdist (a ROS
-    install's colcon test) the suite runs in one process.
+    modules together one, each test of the PER_TEST modules one, in the order collected.
+    Optional: without pytest-xdist (a ROS install's colcon test) the suite runs in one
+    process.
     """
     from xdist.scheduler import LoadScopeScheduling
 
     class ModuleScheduling(LoadScopeScheduling):
 
         def _split_scope(self, nodeid):
-            path = nodeid.split('::', 1)[0]
-            return 'real_time' if os.path.basename(path) in REAL_TIME else path
+            name = os.path.basename(nodeid.split('::', 1)[0])
+            if name in REAL_TIME:
+                return 'real_time'
+            return nodeid if name in PER_TEST else nodeid.split('::', 1)[0]
 
     return ModuleScheduling(config, log)
 
 
 def pytest_collection_modifyitems(session, config, items):
-    """Order the modules: no kernel first, then the real-time ones, then the rest (stable)."""
+    """Order the tests: no kernel, real time, the rest, the PER_TEST modules (stable)."""
     def rank(item):
         name = item.path.name
-        return 0 if name in NO_KERNELS else 1 if name in REAL_TIME else 2
+        return (0 if name in NO_KERNELS else 1 if name in REAL_TIME else
+                3 if name in PER_TEST else 2)
     items.sort(key=rank)
 
 

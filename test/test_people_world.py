@@ -19,8 +19,7 @@ from orca_nav.sim.scenarios import load_scenario, walker_pose
 from orca_nav.sim.world import Scanner, World
 import pytest
 
-from parallel import worker_pool  # noqa: I100 -- test/ is on sys.path
-from test_navigation import InlineExecutor
+from test_navigation import InlineExecutor  # noqa: I100 -- test/ is on sys.path
 
 DT = 0.02       # [s] integration step
 BEAMS = 360
@@ -113,26 +112,14 @@ def test_a_walker_only_the_scans_show_is_touched_without_tracking_and_not_with_i
 GOAL_TIMES = np.arange(0.0, 6.01, 0.5)  # [s] into the walker's walk
 
 
-def run_ring_walker(drive, goal_time):
-    """ring_walker with tracking, goals at goal_time (what a worker process runs)."""
-    return run_walker_world('ring_walker', drive, track=True, goal_time=goal_time)
-
-
-@pytest.fixture(scope='module')
-def pool():
-    """Worker processes for the runs of this module, side by side."""
-    with worker_pool() as workers:
-        yield workers
-
-
 @pytest.mark.slow
+@pytest.mark.parametrize('goal_time', GOAL_TIMES)
 @pytest.mark.parametrize('drive', ['holonomic', 'differential'])
-def test_the_walker_is_avoided_whenever_the_robots_set_off(pool, drive):
+def test_the_walker_is_avoided_whenever_the_robots_set_off(drive, goal_time):
     """Goals sent 0 to 6 s into the walker's walk: it meets the crowd at every stage."""
-    runs = pool.map(run_ring_walker, [drive] * len(GOAL_TIMES), GOAL_TIMES)
-    for goal_time, (gap, arrived, seen) in zip(GOAL_TIMES, runs):
-        assert seen >= 1 and arrived == 6, f'goals at {goal_time} s: {arrived}/6 arrived'
-        assert gap > 0.0, f'goals at {goal_time} s: overlap {-gap:.3f} m'
+    gap, arrived, seen = run_walker_world('ring_walker', drive, track=True, goal_time=goal_time)
+    assert seen >= 1 and arrived == 6, f'goals at {goal_time} s: {arrived}/6 arrived'
+    assert gap > 0.0, f'goals at {goal_time} s: overlap {-gap:.3f} m'
 
 
 @pytest.mark.slow

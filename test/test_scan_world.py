@@ -24,8 +24,7 @@ from orca_nav.sim.scenarios import load_scenario
 from orca_nav.sim.world import Scanner, World
 import pytest
 
-from parallel import selected_params, worker_pool  # noqa: I100 -- test/ is on sys.path
-from test_navigation import InlineExecutor
+from test_navigation import InlineExecutor  # noqa: I100 -- test/ is on sys.path
 
 PERIOD = 0.1        # [s] control period
 SIM_DT = 0.02       # [s] integration step (the simulator's 50 Hz)
@@ -128,25 +127,10 @@ def test_late_odometry_and_commands_are_compensated(drive):
     assert arrived.all(), f'{drive}: {np.flatnonzero(~arrived)} not there in {t} s'
 
 
-def run_late_map(scenario, drive, map_time):
-    """``run_world`` of a shipped scenario whose map comes at map_time (a worker's run)."""
-    return run_world(load_scenario(scenario), drive, map_time=map_time)
-
-
-@pytest.fixture(scope='module')
-def late_map_runs(request):
-    """Start the selected late-map runs side by side: (scenario, drive, map_time) -> Future."""
-    with worker_pool() as pool:
-        yield {key: pool.submit(run_late_map, *key) for key in selected_params(
-            request, 'test_robots_that_set_off_before_the_map_came_arrive',
-            ('scenario', 'drive', 'map_time'))}
-
-
 @pytest.mark.parametrize('scenario,drive,map_time', [
     ('maze', 'holonomic', 4.0), ('two_rooms', 'differential', 12.0),
     ('office', 'differential', 1.0), ('office_mapfile', 'differential', 6.0)])
-def test_robots_that_set_off_before_the_map_came_arrive(late_map_runs, scenario, drive,
-                                                        map_time):
+def test_robots_that_set_off_before_the_map_came_arrive(scenario, drive, map_time):
     """
     Goals before the map: robots drive straight, learn walls from the scans, then get routes.
 
@@ -155,7 +139,7 @@ def test_robots_that_set_off_before_the_map_came_arrive(late_map_runs, scenario,
     the routes planned when the map comes, some beside a door jamb that stands between them
     and their route: all must still arrive.
     """
-    arrived, min_gap, min_wall, t = late_map_runs[scenario, drive, map_time].result()
+    arrived, min_gap, min_wall, t = run_world(load_scenario(scenario), drive, map_time=map_time)
     assert min_wall >= 0.0, f'a disc overlaps a wall by {-min_wall:.3f} m'
     assert min_gap >= 0.0, f'discs overlap by {-min_gap:.3f} m'
     assert arrived.all(), f'{np.flatnonzero(~arrived)} not there in {t:.0f} s'

@@ -6,7 +6,14 @@ from the commands it sent last: the drive decides what a robot can reach in one 
 """
 
 import numpy as np
+from orca_nav.core.geometry import wrap_angle
 from orca_nav.core.orca import drive
+
+# [1/s] A holonomic robot with a footprint turns toward its way at this rate per radian of
+# difference (within max_angular_speed): its narrow side leads, as through a door.
+ALIGN_GAIN = 2.0
+# [m/s] Slower than this it keeps its heading (no direction to align with).
+ALIGN_MIN_SPEED = 0.05
 
 
 class Commands:
@@ -45,22 +52,25 @@ class Commands:
         return max_accel, max_decel, accel_from, previous
 
     def command(self, cfg, velocities, yaw, active, warnings, previous=None,
-                lookahead=None) -> np.ndarray:
+                lookahead=None, ways=None) -> np.ndarray:
         """
         Global ORCA velocities (C, 2) -> body-frame commands (C, 3) of active robots.
 
         previous : (C, 3) the last commands (the acceleration limits' origin) or None;
         lookahead : (N,) this tick's points ahead (``Observation.lookahead``; None: the
-        config's). Computed for all robots at once; if that raises, robot by robot, and a
+        config's); ways : (C, 2) the preferred velocities (a holonomic robot with a footprint
+        turns its long axis to its way, ``align_rate``; None: to its velocity). Computed for
+        all robots at once; if that raises, robot by robot, and a
         robot whose own mapping fails gets a zero command (and a warning), the others theirs.
         The result becomes the next tick's origin (``last``).
         """
-        self.last = self._command(cfg, velocities, yaw, active, warnings, previous, lookahead)
+        self.last = self._command(cfg, velocities, yaw, active, warnings, previous, lookahead,
+                                  velocities if ways is None else ways)
         return self.last.copy()
 
-    def _command(self, cfg, velocities, yaw, active, warnings, previous, lookahead):
+    def _command(self, cfg, velocities, yaw, active, warnings, previous, lookahead, ways):
         try:
-            return self._map(cfg, velocities, yaw, active, previous, lookahead)
+            return self._map(cfg, velocities, yaw, active, previous, lookahead, ways)
         except Exception:  # noqa: B902 -- isolate the robot it fails for, below
             pass
         cmd = np.zeros((cfg.n_controlled, 3))
@@ -68,12 +78,12 @@ class Commands:
             alone = np.zeros_like(active)
             alone[i] = True
             try:
-                cmd[i] = self._map(cfg, velocities, yaw, alone, previous, lookahead)[i]
+                cmd[i] = self._map(cfg, velocities, yaw, alone, previous, lookahead, ways)[i]
             except Exception as exc:  # noqa: B902 -- only this robot stops
                 warnings.append((int(i), f'command: drive mapping failed ({exc!r}); stopped'))
         return cmd
 
-    def _map(self, cfg, velocities, yaw, active, previous=None, lookahead=None):
+    def _map(self, cfg, velocities, yaw, active, previous=None, lookahead=None, ways=None):
         """
         Map the velocities of the active robots to their drives' commands, then limit.
 
@@ -89,6 +99,8 @@ class Commands:
         if hol.any():
             cmd[hol, :2] = drive.holonomic_command(velocities[hol], yaw[hol],
                                                    cfg.max_speed[:c][hol])
+            ways = velocities if ways is None else ways
+            cmd[:, 2] = np.where(hol & aligning(cfg)[:c], align_rate(ways, yaw), 0.0)
         if dif.any():
             accel, decel, angular = (limit[:c][dif] for limit in cfg.accel_limits)
             lin, ang = drive.differential_command(
@@ -107,9 +119,27 @@ def limit(cfg, cmd: np.ndarray) -> np.ndarray:
     cmd = np.where(np.isfinite(cmd), cmd, 0.0)
     cmd[:, :2] = drive.clamp_speed(cmd[:, :2], cfg.max_speed[:c])
     cmd[cfg.differential[:c], 1] = 0.0
-    cmd[~cfg.differential[:c], 2] = 0.0
+    cmd[~cfg.differential[:c] & ~aligning(cfg)[:c], 2] = 0.0
     cmd[:, 2] = np.clip(cmd[:, 2], -cfg.max_angular_speed[:c], cfg.max_angular_speed[:c])
     return cmd
+
+
+def aligning(cfg) -> np.ndarray:
+    """(N,) bool: the holonomic robots that turn with their way (those with a footprint)."""
+    return ~cfg.differential & np.array([p is not None for p in cfg.footprint], bool)
+
+
+def align_rate(velocities: np.ndarray, yaw: np.ndarray) -> np.ndarray:
+    """
+    Return yaw rates [rad/s] that turn each robot's long axis to its way (either end).
+
+    A rectangle is as narrow driving backward as forward, so the nearer of the two
+    headings is taken; the rate is ALIGN_GAIN x the difference (0 below ALIGN_MIN_SPEED).
+    """
+    speed = np.hypot(velocities[:, 0], velocities[:, 1])
+    error = wrap_angle(np.arctan2(velocities[:, 1], velocities[:, 0]) - yaw)
+    error = np.where(np.abs(error) > 0.5 * np.pi, wrap_angle(error + np.pi), error)
+    return np.where(speed > ALIGN_MIN_SPEED, ALIGN_GAIN * error, 0.0)
 
 
 def _tighter(a, b):

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .avoidance import Avoidance, wall_model
+from .avoidance import Avoidance, shaped_footprints, wall_model
 from .commands import Commands, limit
 from .config import FleetConfig
 from .giveway import GiveWay
@@ -194,7 +194,8 @@ class FleetController:
         self.has_goal = np.zeros(c, bool)
         # Routes keep the planning radius (radius + safety_margin) + route_margin from walls.
         self.navigator = Navigator(config.planning_radius[:c], navigation, executor,
-                                   true_radius=config.radius[:c])
+                                   true_radius=config.radius[:c],
+                                   footprints=shaped_footprints(config)[:c])
         self.give_way = GiveWay(c)  # priority overrides and velocity locks
         self.people = PeopleTracker(config.people) if config.people is not None else None
         self.observer = Observer(config.n)
@@ -229,7 +230,8 @@ class FleetController:
             self.people.reconfigure(config.people)
         c = config.n_controlled
         self.navigator.reconfigure(config.planning_radius[:c], config.radius[:c],
-                                   self.navigator.config if navigation is None else navigation)
+                                   self.navigator.config if navigation is None else navigation,
+                                   footprints=shaped_footprints(config)[:c])
 
     def set_map(self, grid) -> None:
         """Plan on this GridMap from now on (walls and routes are ready a moment later)."""
@@ -323,7 +325,7 @@ class FleetController:
         self.navigator.progress.gentle(velocities[:c])
         # Command: each drive's command within its limits, remembered for the next ticks.
         cmd = self.commands.command(cfg, velocities[:c], obs.ahead_yaw[:c], obs.active[:c],
-                                    warnings, previous, obs.lookahead)
+                                    warnings, previous, obs.lookahead, steering.prefs[:c])
         self.observer.commanded(now, cmd, cfg.command_delay)
         # Travel asked of each robot: one that does not move when commanded gives no way.
         self.navigator.progress.commanded(now, velocities[:c])

@@ -47,11 +47,21 @@ class NavigationConfig:
     route_cost_scaling_factor: float = DEFAULT_COST_SCALING
 
 
-def planner_keys(radius, true_radius, cfg):
-    """Return each robot's planner key (planning.make_planner): true radius and costs."""
+def planner_keys(radius, true_radius, cfg, footprints=None):
+    """
+    Return each robot's planner key (planning.make_planner): true radius and costs.
+
+    footprints : (C,) of (K, 2) polygons [m] or None (a disc), or None for all discs. A
+    robot with a footprint (its true radius: the circumscribed one plus footprint_padding)
+    gets its polygon's coordinates appended: lethal is then its inscribed disc, and routes
+    through the band between are checked with the polygon turned along them.
+    """
+    if footprints is None:
+        footprints = [None] * len(radius)
     return [(r, p - r + cfg.route_margin, cfg.route_inflation_band,
              cfg.route_cost_scaling_factor, LETHAL_TOLERANCE_CELLS)
-            for r, p in zip(true_radius.tolist(), radius.tolist())]
+            + (() if f is None else tuple(np.asarray(f, dtype=float).ravel().tolist()))
+            for r, p, f in zip(true_radius.tolist(), radius.tolist(), footprints)]
 
 
 class Navigator:
@@ -65,16 +75,18 @@ class Navigator:
     """
 
     def __init__(self, radius, config: NavigationConfig = NavigationConfig(), executor=None,
-                 true_radius=None):
+                 true_radius=None, footprints=None):
         """
         Keep routes of robots of these radii (C,) [m]; plan on ``executor`` (futures).
 
         radius : the planning radii (with the safety margin); true_radius : the true discs,
-        lethal for routes (default: radius).
+        lethal for routes (default: radius); footprints : (C,) polygons (K, 2) [m] or None
+        per robot (FleetConfig.footprint), or None: all discs.
         """
         self.radius = np.asarray(radius, dtype=float)
         self.true_radius = np.asarray(radius if true_radius is None else true_radius,
                                       dtype=float).copy()
+        self.footprints = None if footprints is None else tuple(footprints)
         self.config = config
         c = len(self.radius)
         self.points = [None] * c
@@ -116,9 +128,29 @@ class Navigator:
         future = self._worker.submit_map(grid, self._clearances())
         self._pending_map = (grid, self._worker.map_id, future)
 
-    def reconfigure(self, radius, true_radius, config: NavigationConfig) -> None:
+    def _sight_radius(self):
+        """
+        Return (C,) [m] the least a line to a robot's carrot keeps from walls.
+
+        The true disc, or for a robot with a footprint half its width (+ its padding): it
+        turns its long axis along its way (a cart sees through a door it fits turned).
+        """
+        if self.footprints is None:
+            return self.true_radius
+        out = self.true_radius.copy()
+        for i, polygon in enumerate(self.footprints):
+            if polygon is not None:
+                polygon = np.asarray(polygon, dtype=float)
+                padding = self.true_radius[i] - float(np.hypot(*polygon.T).max())
+                out[i] = float(np.abs(polygon[:, 1]).max()) + max(padding, 0.0)
+        return out
+
+    def reconfigure(self, radius, true_radius, config: NavigationConfig,
+                    footprints=False) -> None:
         """
         Plan with new radii (C,) [m] (planning and true) and settings from now on.
+
+        footprints : as in the constructor; False (the default) keeps the current ones.
 
         When the routes' clearances change (a runtime change of radius, safety_margin,
         route_margin or the route costs), the map's planners are built again and every
@@ -128,6 +160,8 @@ class Navigator:
         self.radius = np.asarray(radius, dtype=float).copy()
         self.true_radius = np.asarray(true_radius, dtype=float).copy()
         self.config = config
+        if footprints is not False:
+            self.footprints = None if footprints is None else tuple(footprints)
         grid = (self._pending_map[0] if self._pending_map is not None
                 else None if self.model is None else self.model.grid)
         if grid is not None and self._clearances() != before:
@@ -175,7 +209,8 @@ class Navigator:
         self.request[mask] += 1
 
     def _clearances(self):
-        return sorted(set(planner_keys(self.radius, self.true_radius, self.config)))
+        return sorted(set(planner_keys(self.radius, self.true_radius, self.config,
+                                       self.footprints)))
 
     # --- one tick --------------------------------------------------------------------------
 
@@ -232,7 +267,7 @@ class Navigator:
         target[robots], remaining[robots], lost = self.following.follow(
             robots, self.points, self.version, pos,
             None if self.model is None else self.model.grid, self.config.route_lookahead,
-            self.radius + self.config.route_margin, self.true_radius)
+            self.radius + self.config.route_margin, self._sight_radius())
         if self.model is not None:
             # Pushed off its route (e.g. through another door): plan from where it is.
             pushed = np.zeros(len(self.routed), bool)
@@ -299,7 +334,7 @@ class Navigator:
         if len(ready):
             self.needs_plan[ready], self.planning[ready] = False, True
             batch = [(i, int(self.request[i]), pos[i].copy(), goal[i].copy()) for i in ready]
-            keys = planner_keys(self.radius, self.true_radius, self.config)
+            keys = planner_keys(self.radius, self.true_radius, self.config, self.footprints)
             self._jobs.append(self._worker.submit_plans(batch, keys))
 
 

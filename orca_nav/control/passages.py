@@ -222,10 +222,20 @@ class Queues:
         self.since = np.full(c, math.inf)
 
     def route_changed(self, i, points, grid, radius):
-        """Robot i follows ``points`` (None: no route) on ``grid`` (None: no map) now."""
+        """
+        Robot i follows ``points`` (None: no route) on ``grid`` (None: no map) now.
+
+        A robot that held a passage keeps its turn when its new route's first passage is the
+        same way through the same place (a route planned again in a door is not a new
+        queue: the robot coming the other way would otherwise take the turn from it there).
+        """
+        held = (self.passages[i][self.next[i]]
+                if self.holds[i] and self.next[i] < len(self.passages[i]) else None)
         self.passages[i] = ([] if points is None or grid is None
                             else single_file(points, grid, radius))
         self.next[i], self.holds[i], self.since[i] = 0, False, math.inf
+        if held is not None and self.passages[i]:
+            self.holds[i] = _shared(held, self.passages[i][0], 2.0 * radius) > 0
 
     def update(self, now, arc, radius, examined):
         """

@@ -16,13 +16,15 @@ import multiprocessing
 import os
 import signal
 
+import numpy as np
 from orca_nav.core.routes.planner import RoutePlanner
 
 from .map_model import wall_pieces
 
 # Maps held by the worker, map id -> (grid, {key: RoutePlanner}); the newest only. A key is
 # a clearance [m] (shortest routes that keep it) or the tuple (clearance, margin,
-# inflation_band, cost_scaling_factor, tolerance) of RoutePlanner's arguments (cost routes).
+# inflation_band, cost_scaling_factor, tolerance) of RoutePlanner's arguments (cost routes),
+# for a robot with a footprint followed by its polygon's x0, y0, x1, y1, ... [m].
 _MAPS = {}
 # The worker process runs at this lower priority (nice increment): on a busy machine the
 # control ticks get the CPU first and plans simply take longer.
@@ -47,9 +49,11 @@ def planner_key(key):
 def make_planner(grid, key):
     """Return the RoutePlanner of a key (see _MAPS)."""
     if isinstance(key, tuple):
-        clearance, margin, band, scaling, tolerance = key
+        clearance, margin, band, scaling, tolerance = key[:5]
+        footprint = np.reshape(key[5:], (-1, 2)) if len(key) > 5 else None
         return RoutePlanner(grid, clearance, margin=margin, inflation_band=band,
-                            cost_scaling_factor=scaling, tolerance=tolerance)
+                            cost_scaling_factor=scaling, tolerance=tolerance,
+                            footprint=footprint)
     return RoutePlanner(grid, key)
 
 

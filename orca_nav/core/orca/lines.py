@@ -25,6 +25,7 @@ from numba.extending import overload
 import numpy as np
 
 from .escape import drive_keeps_clear, escape_unicycle, escape_velocity
+from .shapes import pair_shape_line
 from .._jit import njit
 
 # Lines closer to parallel than this (|det| of unit directions) count as parallel; RVO2's value.
@@ -53,6 +54,7 @@ CASE_AGENT_CUTOFF = 1
 CASE_AGENT_LEFT_LEG = 2
 CASE_AGENT_RIGHT_LEG = 3
 CASE_AGENT_OVERLAP = 4  # already overlapping: cut-off circle of one time step
+CASE_AGENT_SHAPE = 5  # a pair with a polygon (``shapes.pair_shape_line``)
 # In a conflict, aim this far to the right of the preferred velocity [rad]: a shared
 # keep-right convention turns a head-on jam into a roundabout.
 FALLBACK_TURN = 0.7
@@ -613,6 +615,54 @@ def agent_line(rel_x, rel_y, rvel_x, rvel_y, vel_x, vel_y, combined_radius, inv_
 
 
 @njit(cache=True)
+def _pair_line(i, j, rel_x, rel_y, rvel_x, rvel_y, vel_x, vel_y, combined_radius, inv_th,
+               inv_time_step, tie_sign, share, radius, shapes):
+    """
+    ``agent_line`` for agents i and j, or their shapes' half-plane when either has a polygon.
+
+    shapes : None or (polygons (N, V, 2), counts (N,), bodies (N,)): see ``solve_all``. What
+    combined_radius adds to the two contact radii (margins) grows the shapes' difference.
+    """
+    if shapes is not None:
+        polygons, counts, bodies, scratch = shapes
+        if counts[i] > 0 or counts[j] > 0:
+            rho = combined_radius - radius[i] - radius[j]
+            rho += bodies[i] if counts[i] > 0 else radius[i]
+            rho += bodies[j] if counts[j] > 0 else radius[j]
+            ux, uy, nx, ny = pair_shape_line(polygons[i], max(counts[i], 1), polygons[j],
+                                             max(counts[j], 1), rho, rel_x, rel_y, rvel_x,
+                                             rvel_y, inv_th, inv_time_step, scratch)
+            return vel_x + share * ux, vel_y + share * uy, ny, -nx, CASE_AGENT_SHAPE
+    return agent_line(rel_x, rel_y, rvel_x, rvel_y, vel_x, vel_y, combined_radius, inv_th,
+                      inv_time_step, tie_sign, share)
+
+
+@njit(cache=True)
+def shape_obstacle_lines(lines, i, positions, velocities, polygons, counts, rho, inv_th_obst,
+                         inv_dt, edges, ob_point, ob_next, scratch):
+    """
+    Write the obstacle lines of agent i, a polygon, into ``lines``; return how many.
+
+    One half-plane per near edge (``edges``, as ``obstacle_lines``): the segment's velocity
+    obstacle against the agent's polygon grown by rho [m], the agent alone avoiding it.
+    """
+    n = 0
+    segment = np.empty((2, 2))
+    vx = velocities[i, 0]
+    vy = velocities[i, 1]
+    for e in range(edges.shape[0]):
+        o1 = edges[e]
+        o2 = ob_next[o1]
+        for end, o in ((0, o1), (1, o2)):
+            segment[end, 0] = ob_point[o, 0] - positions[i, 0]
+            segment[end, 1] = ob_point[o, 1] - positions[i, 1]
+        ux, uy, nx, ny = pair_shape_line(polygons[i], counts[i], segment, 2, rho, 0.0, 0.0,
+                                         vx, vy, inv_th_obst, inv_dt, scratch)
+        n = _put(lines, n, vx + ux, vy + uy, ny, -nx)
+    return n
+
+
+@njit(cache=True)
 def pair_share(i, j, weights, immovable, groups, ignore):
     """
     Agent i's share of the avoidance of neighbour j, in [0, 1]; RVO2's is 0.5.
@@ -714,7 +764,7 @@ def _level_margin(soft, i, j, scale, moving_scale, stall, share, vj_x, vj_y):
 @njit(cache=True)
 def _agent_lines_soft(lines, n, i, positions, velocities, radius, agent_nbrs, soft, horizon,
                       scale, moving_scale, stall, inv_dt, cases, shares, nbr_vel,
-                      lead_on=False):
+                      lead_on=False, shapes=None):
     """
     ``_agent_lines`` with margins, per-agent horizons and look-ahead ranges.
 
@@ -736,10 +786,10 @@ def _agent_lines_soft(lines, n, i, positions, velocities, radius, agent_nbrs, so
         combined = radius[i] + radius[j] + _level_margin(soft, i, j, scale, moving_scale,
                                                          stall, share, vj_x, vj_y)
         inv_th = 1.0 / max(horizon[i], horizon[j])
-        lx, ly, ldx, ldy, cases[k] = agent_line(
-            rel_x, rel_y, velocities[i, 0] - vj_x, velocities[i, 1] - vj_y,
+        lx, ly, ldx, ldy, cases[k] = _pair_line(
+            i, j, rel_x, rel_y, velocities[i, 0] - vj_x, velocities[i, 1] - vj_y,
             velocities[i, 0], velocities[i, 1], combined, inv_th, inv_dt,
-            1.0 if i < j else -1.0, share)
+            1.0 if i < j else -1.0, share, radius, shapes)
         n = _put(lines, n, lx, ly, ldx, ldy)
         if (lead_on and lead[j] > 0.0 and share >= 1.0
                 and vj_x * vj_x + vj_y * vj_y > SLOW_SPEED * SLOW_SPEED
@@ -748,10 +798,10 @@ def _agent_lines_soft(lines, n, i, positions, velocities, radius, agent_nbrs, so
             # the walker is; inside it already (in the walker's next steps), out of it
             # within lead[j]. Passing behind a walker beats crossing its next steps, and
             # stepping aside beats running ahead of it.
-            lx, ly, ldx, ldy, _ = agent_line(
-                rel_x + vj_x * lead[j], rel_y + vj_y * lead[j], velocities[i, 0] - vj_x,
+            lx, ly, ldx, ldy, _ = _pair_line(
+                i, j, rel_x + vj_x * lead[j], rel_y + vj_y * lead[j], velocities[i, 0] - vj_x,
                 velocities[i, 1] - vj_y, velocities[i, 0], velocities[i, 1], combined, inv_th,
-                1.0 / lead[j], 1.0 if i < j else -1.0, share)
+                1.0 / lead[j], 1.0 if i < j else -1.0, share, radius, shapes)
             n = _put(lines, n, lx, ly, ldx, ldy)
     return n
 
@@ -961,7 +1011,7 @@ class SoftRows(NamedTuple):
 
 @njit(cache=True)
 def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuck_in,
-              fixed_vel, stuck_out, out, reach_set=None, soft=None):
+              fixed_vel, stuck_out, out, reach_set=None, soft=None, shapes=None):
     """
     Write the new velocities of all active agents into ``out`` (N, 2).
 
@@ -972,6 +1022,13 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
         how much), ``ReachSet`` (acceleration limits) and ``SoftRows`` (margins that yield
         and the way out), as tuples; their docstrings say how each steers the solution.
         None: RVO2's (compiled without a trace of it).
+    shapes : None (every agent a disc), or, with ``soft`` only, (polygons (N, V, 2),
+        counts (N,) int, bodies (N,), scratch (``shapes.scratch_rows(V * V)``, 2)): agent
+        i with counts[i] > 0 is the convex polygon
+        polygons[i, :counts[i]] (counter-clockwise, relative to its position, at its heading,
+        held over the horizon) grown by bodies[i] [m]; its pairs and obstacles take the
+        shapes' half-planes (``shapes``), while ``radius`` (a disc that holds it) still
+        bounds it wherever distances between centres decide (the way out, the brake).
     hard_step_lines : the collision guard. RVO2's program 3 keeps only the obstacle lines hard
         and lets agents overlap in dense crowds; with the guard each agent also keeps, toward
         each neighbour that could touch it within a step, the ORCA line of a ONE-step horizon
@@ -1046,17 +1103,17 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
                 # The reachable velocities first (hardest of all), then the obstacle lines.
                 n_reach = reach_lines(lines, ref[i, 0], ref[i, 1], accel_r[i], decel_r[i])
             n_obst = _own_obstacle_lines(lines, n_reach, i, positions, velocities, own_radius,
-                                         inv_th_obst, near, cases)
+                                         inv_th_obst, inv_dt, near, cases, radius, shapes)
             n = n_obst
             if touchy[i]:
                 n = _step_lines(lines, n, i, positions, velocities, radius, max_speed,
                                 agent_nbrs, responsibility, soft, stuck_in, fixed_vel, shares,
-                                nbr_vel, stall, time_step)
+                                nbr_vel, stall, time_step, shapes)
             n_hard = n
             n = _neighbor_lines(lines, n, i, positions, velocities, radius, agent_nbrs,
                                 responsibility, soft, shares, nbr_vel, scale, moving_scale,
                                 stall, inv_th, time_horizon, inv_dt, agent_cases,
-                                lead_on)
+                                lead_on, shapes)
             fail, rx, ry = linear_program2(lines, n, max_speed[i], prefs[i, 0], prefs[i, 1],
                                            False)
             if fail == n:
@@ -1094,15 +1151,21 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
 
 @njit(cache=True, inline='always')
 def _own_obstacle_lines(lines, n_reach, i, positions, velocities, own_radius, inv_th_obst,
-                        near, cases):
+                        inv_dt, near, cases, radius, shapes):
     """
     Add agent i's obstacle lines after its n_reach first lines; return the count of both.
 
-    No call (nor its slices, ~30 ns an agent) without obstacle edges near.
+    No call (nor its slices, ~30 ns an agent) without obstacle edges near. An agent with a
+    polygon (``shapes``) takes ``shape_obstacle_lines``.
     """
     obst_offsets, obst_edges, ob_point, ob_next, ob_prev, ob_dir, ob_convex = near
     if obst_offsets[i + 1] == obst_offsets[i]:
         return n_reach
+    if shapes is not None and shapes[1][i] > 0:
+        return n_reach + shape_obstacle_lines(
+            lines[n_reach:], i, positions, velocities, shapes[0], shapes[1],
+            own_radius - radius[i] + shapes[2][i], inv_th_obst, inv_dt,
+            obst_edges[obst_offsets[i]:obst_offsets[i + 1]], ob_point, ob_next, shapes[3])
     return n_reach + obstacle_lines(
         lines[n_reach:], positions[i, 0], positions[i, 1], velocities[i, 0], velocities[i, 1],
         own_radius, inv_th_obst, obst_edges[obst_offsets[i]:obst_offsets[i + 1]], ob_point,
@@ -1156,7 +1219,8 @@ def _may_touch(positions, radius, max_speed, agent_nbrs, soft, time_step, hard_s
 
 @njit(cache=True, inline='always')
 def _step_lines(lines, n, i, positions, velocities, radius, max_speed, agent_nbrs,
-                responsibility, soft, stuck_in, fixed_vel, shares, nbr_vel, stall, time_step):
+                responsibility, soft, stuck_in, fixed_vel, shares, nbr_vel, stall, time_step,
+                shapes=None):
     """
     Add the guard's one-step lines of agent i's neighbours that could touch it within a step.
 
@@ -1188,9 +1252,9 @@ def _step_lines(lines, n, i, positions, velocities, radius, max_speed, agent_nbr
             continue
         if stuck_in[j]:
             # The neighbour cannot give way: avoid its chosen velocity all alone.
-            lx, ly, ldx, ldy, _ = agent_line(
-                rel_x, rel_y, vx - fixed_vel[j, 0], vy - fixed_vel[j, 1], vx, vy,
-                hard_r, inv_dt, inv_dt, 1.0 if i < j else -1.0, 0.5)
+            lx, ly, ldx, ldy, _ = _pair_line(
+                i, j, rel_x, rel_y, vx - fixed_vel[j, 0], vy - fixed_vel[j, 1], vx, vy,
+                hard_r, inv_dt, inv_dt, 1.0 if i < j else -1.0, 0.5, radius, shapes)
             lx = 2.0 * lx - vx
             ly = 2.0 * ly - vy
         else:
@@ -1198,9 +1262,9 @@ def _step_lines(lines, n, i, positions, velocities, radius, max_speed, agent_nbr
                 share, vj_x, vj_y = _share_and_velocity(k, j, velocities, None, None)
             else:
                 share, vj_x, vj_y = _share_and_velocity(k, j, velocities, shares, nbr_vel)
-            lx, ly, ldx, ldy, _ = agent_line(
-                rel_x, rel_y, vx - vj_x, vy - vj_y, vx, vy, hard_r, inv_dt, inv_dt,
-                1.0 if i < j else -1.0, share)
+            lx, ly, ldx, ldy, _ = _pair_line(
+                i, j, rel_x, rel_y, vx - vj_x, vy - vj_y, vx, vy, hard_r, inv_dt, inv_dt,
+                1.0 if i < j else -1.0, share, radius, shapes)
         n = _put(lines, n, lx, ly, ldx, ldy)
     return n
 
@@ -1208,7 +1272,7 @@ def _step_lines(lines, n, i, positions, velocities, radius, max_speed, agent_nbr
 @njit(cache=True, inline='always')
 def _neighbor_lines(lines, n, i, positions, velocities, radius, agent_nbrs, responsibility,
                     soft, shares, nbr_vel, scale, moving_scale, stall, inv_th, horizon,
-                    inv_dt, agent_cases, lead_on):
+                    inv_dt, agent_cases, lead_on, shapes=None):
     """
     Add agent i's ORCA lines toward its neighbours: RVO2's, or with margins (``soft``).
 
@@ -1219,10 +1283,10 @@ def _neighbor_lines(lines, n, i, positions, velocities, radius, agent_nbrs, resp
         if responsibility is None:
             return _agent_lines_soft(lines, n, i, positions, velocities, radius, agent_nbrs,
                                      soft, horizon, scale, moving_scale, stall, inv_dt,
-                                     agent_cases, None, None, lead_on)
+                                     agent_cases, None, None, lead_on, shapes)
         return _agent_lines_soft(lines, n, i, positions, velocities, radius, agent_nbrs, soft,
                                  horizon, scale, moving_scale, stall, inv_dt, agent_cases,
-                                 shares, nbr_vel, lead_on)
+                                 shares, nbr_vel, lead_on, shapes)
     if responsibility is None:
         # RVO2's case, compiled without the shares (as fast as before them).
         return _agent_lines(lines, n, i, positions, velocities, radius, agent_nbrs, inv_th,

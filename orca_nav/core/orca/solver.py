@@ -23,6 +23,7 @@ from . import kdtree
 from .lines import (AgentRows, brake_conflicts, Horizons, NearObstacles, ReachSet,
                     Responsibility, SoftRows, solve_all)
 from .obstacles import Obstacles
+from .shapes import scratch_rows
 from .._jit import njit
 
 
@@ -311,6 +312,17 @@ class Agents(NamedTuple):
         whole, where it will be lead_time on (the same disc, the same velocity): the others
         pass behind it rather than across its next steps. A preference: it is the first to
         go when the half-planes conflict or leave no way forward.
+
+    Shapes (None: every agent a disc; only with the margins):
+
+    footprint : (N, V, 2) [m] or None. Agent i's convex polygon, counter-clockwise, relative to
+        its position and turned to its heading (held over the horizon), in its first rows;
+        the other rows NaN; all NaN: a disc. Its pairs and obstacles take the polygons'
+        half-planes (``shapes``), while ``radius`` must hold the polygon grown by
+        ``footprint_body``: it bounds the agent where distances between centres decide (the
+        neighbour search, the way out beside walkers, the brake).
+    footprint_body : (N,) or scalar [m] or None (0): what the polygon grows by (padding,
+        localisation), margins added as for discs.
     """
 
     positions: ArrayLike
@@ -334,6 +346,8 @@ class Agents(NamedTuple):
     lookahead: Optional[ArrayLike] = None
     max_turn_rate: Optional[ArrayLike] = None
     lead_time: Optional[ArrayLike] = None
+    footprint: Optional[ArrayLike] = None
+    footprint_body: Optional[ArrayLike] = None
 
     def take(self, rows: ArrayLike) -> 'Agents':
         """Return the agents of these rows (indices or a mask); scalars stay scalars."""
@@ -446,6 +460,7 @@ def solve(agents: Agents, settings: SolverSettings,
                  agents.keep_margin,
                  _drive_set(n, agents.heading, agents.lookahead, agents.max_turn_rate),
                  agents.lead_time)
+    shapes = _shapes(n, agents.footprint, agents.footprint_body, soft)
     if obstacles is None:
         obstacles = _no_obstacles()
     out = velocities.copy()
@@ -467,7 +482,7 @@ def solve(agents: Agents, settings: SolverSettings,
                tuple(Horizons(time_step, horizon, time_horizon_obst)))
     return _solve_rows(problem, None if responsibility is None else tuple(responsibility),
                        None if reach_set is None else tuple(reach_set),
-                       None if soft is None else tuple(soft), active, guard, out)
+                       None if soft is None else tuple(soft), active, guard, out, shapes)
 
 
 def _near_edges(obstacles: Obstacles, positions: np.ndarray, max_speed: np.ndarray,
@@ -630,15 +645,15 @@ def _reach_set(n: int, max_accel: Optional[ArrayLike], max_decel: Optional[Array
 
 
 @njit(cache=True)
-def _solve_rows(problem, responsibility, reach_set, soft, active, guard, out):
+def _solve_rows(problem, responsibility, reach_set, soft, active, guard, out, shapes=None):
     """
     Write the new velocities of the ``active`` agents into ``out``; return it, limited.
 
     problem : (AgentRows, NearObstacles, Horizons) as tuples; responsibility, reach_set,
-    soft : the optional records as tuples, or None. One compiled call for the guard's passes:
-    the first pass, the second for the neighbours of agents that could not give way (they
-    take it all on, avoiding the stuck agents' velocities of the first pass), the brake and
-    ``_enforce_limits``.
+    soft, shapes : the optional records as tuples, or None. One compiled call for the guard's
+    passes: the first pass, the second for the neighbours of agents that could not give way
+    (they take it all on, avoiding the stuck agents' velocities of the first pass), the
+    brake and ``_enforce_limits``.
     """
     positions, velocities, prefs, radius, max_speed, nbrs = problem[0]
     time_step = problem[2][0]
@@ -646,11 +661,11 @@ def _solve_rows(problem, responsibility, reach_set, soft, active, guard, out):
     stuck = np.zeros(n, np.bool_)
     # First pass: nobody is stuck yet (no fixed velocities to read: ``out`` stands in).
     _plan(problem, responsibility, reach_set, soft, active, guard, np.zeros(n, np.bool_),
-          out, stuck, out)
+          out, stuck, out, shapes)
     if guard and np.any(stuck):
         redo = _redo_rows(nbrs, stuck, active)
         _plan(problem, responsibility, reach_set, soft, redo, True, stuck, out.copy(),
-              np.zeros(n, np.bool_), out)
+              np.zeros(n, np.bool_), out, shapes)
         if soft is None:
             if reach_set is None:
                 brake_conflicts(positions, out, radius, nbrs, time_step, active)
@@ -666,7 +681,7 @@ def _solve_rows(problem, responsibility, reach_set, soft, active, guard, out):
 
 @njit(cache=True)
 def _plan(problem, responsibility, reach_set, soft, active, hard_step_lines, stuck_in,
-          fixed_vel, stuck_out, out):
+          fixed_vel, stuck_out, out, shapes=None):
     """
     ``orca.solve_all`` for the ``active`` agents, the immovable ones first.
 
@@ -679,10 +694,37 @@ def _plan(problem, responsibility, reach_set, soft, active, hard_step_lines, stu
         first = active & responsibility[1]
         if np.any(first):
             solve_all(agents, near, times, responsibility, first, hard_step_lines, stuck_in,
-                      fixed_vel, stuck_out, out, reach_set, soft)
+                      fixed_vel, stuck_out, out, reach_set, soft, shapes)
             active = active & ~responsibility[1]
     solve_all(agents, near, times, responsibility, active, hard_step_lines, stuck_in,
-              fixed_vel, stuck_out, out, reach_set, soft)
+              fixed_vel, stuck_out, out, reach_set, soft, shapes)
+
+
+def _shapes(n: int, footprint: Optional[ArrayLike], body: Optional[ArrayLike],
+            soft: Optional[SoftRows]) -> Optional[tuple]:
+    """Return ``solve_all``'s shapes (polygons, counts, bodies), or None without polygons."""
+    if footprint is None:
+        return None
+    polygons = np.asarray(footprint, dtype=float)
+    if polygons.ndim != 3 or polygons.shape[0] != n or polygons.shape[2] != 2:
+        raise ValueError(f'footprint must have shape ({n}, V, 2), got {polygons.shape}')
+    given = np.isfinite(polygons).all(axis=2)
+    counts = given.sum(axis=1).astype(np.int64)
+    if np.any(given & (np.arange(polygons.shape[1]) >= counts[:, None])):
+        raise ValueError('footprint: the vertices of a polygon must come first, NaN rows after')
+    if not np.any(counts):
+        return None
+    if soft is None:
+        raise ValueError('footprint needs the margins (margin=, the soft mode)')
+    if np.any((counts > 0) & (counts < 3)):
+        raise ValueError('footprint: a polygon needs at least 3 vertices')
+    bodies = np.zeros(n) if body is None else np.broadcast_to(
+        np.asarray(body, dtype=float), (n,)).copy()
+    if not np.all(np.isfinite(bodies)) or np.any(bodies < 0.0):
+        raise ValueError('footprint_body must be finite and >= 0')
+    width = max(polygons.shape[1], 2)
+    return (np.ascontiguousarray(np.nan_to_num(polygons)), counts, bodies,
+            np.empty((scratch_rows(width * width), 2)))
 
 
 @njit(cache=True)

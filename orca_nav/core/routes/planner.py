@@ -55,6 +55,8 @@ from scipy import ndimage
 from skimage.graph import MCP_Geometric
 
 from .blockgraph import BlockGraph, coarse_factor
+from .footprint import (
+    FootprintCells, heading_cells, inscribed_radius, polygon_width, WINDOW_CELLS, WINDOW_RADII)
 from .grid import GridMap
 from .sight import segments_clear, shortcut
 
@@ -174,7 +176,8 @@ def _nearest_free_cell(free: np.ndarray, obstacles: np.ndarray, labels: np.ndarr
 class Passages:
     """Names the passage too narrow for a robot between two cells of different components."""
 
-    def __init__(self, grid: GridMap, labels: np.ndarray, lethal: float) -> None:
+    def __init__(self, grid: GridMap, labels: np.ndarray, lethal: float,
+                 width: Optional[float] = None) -> None:
         """
         Remember the map and its free space's components; no passage measured yet.
 
@@ -182,10 +185,12 @@ class Passages:
             grid: the map
             labels: (H, W) int, the free space's component label of every cell (0: blocked)
             lethal: [m] the centre distance from an obstacle cell that is lethal
+            width: [m] a footprint robot's width (its polygon's, plus the padding), or None
         """
         self.grid = grid
         self.labels = labels
         self.lethal = lethal
+        self.width = width
         self._details = {}  # (start label, goal label) -> detail
 
     def detail(self, start_rc: Tuple[int, int], goal_rc: Tuple[int, int]) -> str:
@@ -228,8 +233,11 @@ class Passages:
             resolution = self.grid.resolution
             width = self._width_at(narrow, level) * resolution
             need = 2.0 * (self.lethal - 0.5 * resolution)
+            robot = (f'this robot needs more than {need:.2f} m' if self.width is None else
+                     f'this robot is {self.width:.2f} m wide (its footprint turned along the '
+                     f'passage, with the padding) and needs more than that')
             detail = (f': the narrowest passage on the way, near ({x:.2f}, {y:.2f}), is about '
-                      f'{width:.2f} m wide; this robot needs more than {need:.2f} m')
+                      f'{width:.2f} m wide; {robot}')
         if key[0] > 0:
             self._details[key] = detail
         return detail
@@ -385,7 +393,8 @@ class RoutePlanner:
                  inflation_band: float = 0.0,
                  cost_scaling_factor: float = DEFAULT_COST_SCALING, tolerance: float = 0.0,
                  max_fine_cells: int = FINE_MAX_CELLS,
-                 cache_size: int = DEFAULT_CACHE_SIZE) -> None:
+                 cache_size: int = DEFAULT_CACHE_SIZE,
+                 footprint: Optional[ArrayLike] = None) -> None:
         """
         Inflate the map, weigh its cells and prepare the search.
 
@@ -398,6 +407,11 @@ class RoutePlanner:
             tolerance: [cells] the lethal zone's extra width (0.5: where the disc touches)
             max_fine_cells: maps with more cells are searched on the block graph first
             cache_size: number of full-resolution cost-to-go fields kept
+            footprint: (K, 2) [m] the robot's polygon (convex, counter-clockwise, its origin
+                inside) or None (a disc). With one, ``clearance`` is its circumscribed
+                radius plus padding (the padding: clearance less the farthest vertex), the
+                lethal zone is its inscribed disc's (plus padding), and the band between is
+                checked with the polygon turned along the route (see ``footprint``)
         """
         self.grid = grid
         self.clearance = float(clearance)
@@ -406,8 +420,21 @@ class RoutePlanner:
         self.cost_scaling_factor = float(cost_scaling_factor)
         self.tolerance = max(float(tolerance), 0.0)
         resolution = grid.resolution
-        self._lethal = self.clearance + self.tolerance * resolution   # [m] centre distance
-        self.blocked = grid.blocked(self._lethal)
+        self._footprint = None
+        width = None
+        if footprint is None:
+            self._lethal = self.clearance + self.tolerance * resolution   # [m] centre distance
+            self.blocked = grid.blocked(self._lethal)
+        else:
+            polygon = np.asarray(footprint, dtype=float)
+            padding = max(self.clearance - float(np.hypot(*polygon.T).max()), 0.0)
+            width = polygon_width(polygon) + 2.0 * padding
+            self._lethal = (inscribed_radius(polygon) + padding
+                            + self.tolerance * resolution)
+            self._footprint = FootprintCells(grid.obstacles, grid.distance_cells(),
+                                             polygon / resolution, padding / resolution,
+                                             ~grid.blocked(self._lethal))
+            self.blocked = self._footprint.fits == 0   # no heading fits
         self.free = ~self.blocked
         self.free.setflags(write=False)
         # 8-connected components of the free space: same connectivity as the MCP moves.
@@ -417,7 +444,7 @@ class RoutePlanner:
                                         self.cost_scaling_factor)
         # [cells] a shortcut keeps at most this from obstacles (more is not asked for).
         self._level_cap = max(self.clearance + self.margin, self._lethal) / resolution + 1e-6
-        self._passages = Passages(grid, self._labels, self._lethal)  # no_path details
+        self._passages = Passages(grid, self._labels, self._lethal, width)  # no_path details
         self._blocks = None
         factor = coarse_factor(self._lethal, resolution)
         if grid.occupied.size > max_fine_cells and factor >= 2:
@@ -591,6 +618,8 @@ class RoutePlanner:
         narrow = levels < self._level_cap
         runs = np.cumsum(np.concatenate([[0], narrow[1:] != narrow[:-1]]))
         kept = shortcut(self.grid.distance_cells(), path, levels, runs)
+        if self._footprint is not None:
+            kept = self._footprint_fit(kept, cells, start_rc, goal_rc)
         points = self.grid.local_to_world(kept + 0.5)
         points[0], points[-1] = start, goal
         # Drop repeated points (e.g. the start at its cell centre), keeping both ends.
@@ -599,6 +628,39 @@ class RoutePlanner:
         points = points[keep]
         points.setflags(write=False)
         return Route(points, float(np.sum(np.hypot(*np.diff(points, axis=0).T))))
+
+    def _footprint_fit(self, kept: np.ndarray, cells: np.ndarray, start_rc: tuple,
+                       goal_rc: tuple) -> np.ndarray:
+        """
+        Return a (K, 2) (column, row) polyline along which the footprint fits, or raise.
+
+        ``kept`` (the shortcut route) when the polygon, turned along each segment, fits all
+        along it (tested in the band only); else the cheapest way of the heading search
+        (``footprint.heading_cells``) near the cell path ``cells`` (K, 2) (row, col), its
+        straight stretches joined, from the exact start to the exact goal.
+        """
+        check = np.ones(len(kept) - 1, dtype=bool)
+        hit = self._footprint.polyline_hits(kept, check)
+        if hit is None:
+            return kept
+        reach = int(math.ceil(WINDOW_RADII * self._footprint.reach)) + WINDOW_CELLS
+        height, width = self.free.shape
+        window = (max(int(cells[:, 0].min()) - reach, 0),
+                  min(int(cells[:, 0].max()) + reach + 1, height),
+                  max(int(cells[:, 1].min()) - reach, 0),
+                  min(int(cells[:, 1].max()) + reach + 1, width))
+        found = heading_cells(self._footprint.fits, self.costs, start_rc, goal_rc, window)
+        if found is None:
+            x, y = self.grid.local_to_world(hit + 0.5)[0]
+            raise Unreachable('no_path', f'no way found near ({x:.2f}, {y:.2f}) along which '
+                              f'the footprint, {self._passages.width:.2f} m wide, fits '
+                              'turned along its way')
+        path = found[:, ::-1].astype(float)
+        turn = np.any(np.diff(np.diff(path, axis=0), axis=0) != 0, axis=1)
+        path = path[np.concatenate([[True], turn, [True]])]
+        # The exact ends instead of their cells' centres (a step aside would turn the robot).
+        path[0], path[-1] = kept[0], kept[-1]
+        return self._footprint.shortcut(path)
 
 
 def route_costs(distance: np.ndarray, free: np.ndarray, preferred: float, band: float,

@@ -1,0 +1,51 @@
+"""
+Rectangular robots in lock-stepped worlds: their footprints against their circumscribed discs.
+
+The controller in the loop as in test_scenario_worlds.py (no DDS); the simulator judges
+contact on the true polygons at the robots' headings.
+"""
+
+import dataclasses
+import re
+
+import numpy as np
+from orca_nav.sim.scenarios import CONTACT_TOLERANCE, load_scenario, scenario_path
+
+from test_scenario_worlds import run_world  # noqa: I100 -- test/ is on sys.path
+
+
+def as_discs(name, tmp_path):
+    """Return scenario ``name`` with each footprint replaced by the disc that holds it."""
+    text = open(scenario_path(name)).read()
+    scenario = load_scenario(name)
+    radius = max(float(np.hypot(*np.array(r.footprint).T).max()) for r in scenario.robots)
+    path = tmp_path / f'{name}_discs.yaml'
+    path.write_text(re.sub(r'^  footprint: .*$', f'  radius: {radius:.3f}', text,
+                           flags=re.MULTILINE))
+    return load_scenario(str(path))
+
+
+def crossed(run, scenario):
+    """(N,) bool: the robots that ever stood in the other room (x of the other sign)."""
+    side = np.sign(scenario.starts[:, 0])
+    return (np.sign(run.poses[:, :, 0]) == -side).any(axis=0)
+
+
+def test_carts_change_rooms_through_a_door_two_decimetres_wider_than_them(tmp_path):
+    scenario = load_scenario('cart_door')
+    run = run_world(scenario, 'holonomic')
+    assert run.arrived.all(), f'{np.flatnonzero(~run.arrived)} did not arrive in {run.time} s'
+    assert run.min_gap > -CONTACT_TOLERANCE and run.min_wall > -CONTACT_TOLERANCE
+    # The discs that hold the carts (1.1 m across) do not fit the 0.8 m door: no way at all.
+    discs = dataclasses.replace(as_discs('cart_door', tmp_path), timeout=run.time)
+    run = run_world(discs, 'holonomic')
+    assert not crossed(run, discs).any() and not run.arrived.any()
+
+
+def test_differential_carts_avoid_as_their_discs_and_stay_out_of_a_door_they_cannot_pass():
+    # A differential cart's point ahead cannot follow a velocity sideways, so it keeps the
+    # disc that holds it (routes and avoidance): it is refused the door, and touches nothing.
+    scenario = dataclasses.replace(load_scenario('cart_door'), timeout=60.0)
+    run = run_world(scenario, 'differential')
+    assert not crossed(run, scenario).any()
+    assert run.min_gap > -CONTACT_TOLERANCE and run.min_wall > -CONTACT_TOLERANCE
