@@ -386,7 +386,9 @@ class SolverSettings(NamedTuple):
 
     time_step : [s] used only when agents already overlap (escape within one step)
     neighbor_dist : [m] agents farther than this are ignored; max_neighbors : at most this many
-    time_horizon, time_horizon_obst : [s] how far ahead collisions with agents / obstacles count
+    time_horizon, time_horizon_obst : [s] how far ahead collisions with agents / obstacles count;
+        time_horizon is every agent's, or in the soft mode the default of agents given no
+        ``agent_horizon`` (``_time_horizon`` decides, ``Horizons`` carries it)
     collision_guard : keep agents out of contact even where the ORCA half-planes conflict.
         RVO2 then minimises the violation of the agent lines (linear program 3) and lets
         agents overlap (0.50 m in its own Circle scene). With the guard, in order:
@@ -451,8 +453,11 @@ def solve(agents: Agents, settings: SolverSettings,
         n, agents.weights, agents.immovable, agents.groups, agents.ignore)
     reach_set = _reach_set(n, agents.max_accel, agents.max_decel, agents.accel_from,
                            velocities, time_step)
-    soft = _soft(n, agents.margin, agents.agent_horizon, agents.neighbor_reach, time_horizon,
-                 neighbor_dist, agents.keep_margin,
+    horizon = _time_horizon(n, agents.agent_horizon, time_horizon, not (
+        agents.margin is None and agents.agent_horizon is None
+        and agents.neighbor_reach is None))
+    soft = _soft(n, agents.margin, horizon, agents.neighbor_reach, neighbor_dist,
+                 agents.keep_margin,
                  _drive_set(n, agents.heading, agents.lookahead, agents.max_turn_rate),
                  agents.lead_time)
     shapes = _shapes(n, agents.footprint, agents.footprint_body, soft)
@@ -474,25 +479,10 @@ def solve(agents: Agents, settings: SolverSettings,
                                nbrs)),
                tuple(NearObstacles(offsets, edges, obstacles.point, obstacles.next,
                                    obstacles.prev, obstacles.unit_dir, obstacles.convex)),
-               tuple(Horizons(time_step, time_horizon, time_horizon_obst)))
-    stuck = np.zeros(n, bool)
-    # First pass: nobody is stuck yet (no fixed velocities to read: ``out`` stands in).
-    _plan(problem, responsibility, reach_set, soft, active, guard, np.zeros(n, bool), out,
-          stuck, out, shapes)
-    if guard and np.any(stuck):
-        # Second pass: the neighbours of agents that could not give way take it all on,
-        # avoiding the stuck agents' velocities of the first pass.
-        redo = _redo_rows(nbrs, stuck, active)
-        _plan(problem, responsibility, reach_set, soft, redo, True, stuck, out.copy(),
-              np.zeros(n, bool), out, shapes)
-        floor = None if reach_set is None else reach_set.floor
-        if soft is None and floor is None:
-            brake_conflicts(positions, out, radius, nbrs, time_step, active)
-        elif soft is None:
-            brake_conflicts(positions, out, radius, nbrs, time_step, active, floor)
-        else:
-            brake_conflicts(positions, out, radius, nbrs, time_step, active, floor, True)
-    return _enforce_limits(out, max_speed)
+               tuple(Horizons(time_step, horizon, time_horizon_obst)))
+    return _solve_rows(problem, None if responsibility is None else tuple(responsibility),
+                       None if reach_set is None else tuple(reach_set),
+                       None if soft is None else tuple(soft), active, guard, out, shapes)
 
 
 def _near_edges(obstacles: Obstacles, positions: np.ndarray, max_speed: np.ndarray,
@@ -534,20 +524,40 @@ def _active(active: Optional[ArrayLike], n: int) -> np.ndarray:
     return active
 
 
-def _soft(n: int, margin: Optional[ArrayLike], agent_horizon: Optional[ArrayLike],
-          neighbor_reach: Optional[ArrayLike], time_horizon: float,
+def _time_horizon(n: int, agent_horizon: Optional[ArrayLike], time_horizon: float,
+                  per_agent: bool):
+    """
+    Return how far ahead each agent looks [s]: the one place that decides it.
+
+    Without ``per_agent`` (RVO2's mode) the settings' ``time_horizon``, a float, every
+    agent's; with it (the soft mode) (n,) floats: ``agent_horizon`` (an array or a scalar), or
+    ``time_horizon`` for every agent when that is None. ``Horizons`` carries the answer.
+    """
+    if not per_agent:
+        return time_horizon
+    arr = np.broadcast_to(np.asarray(time_horizon if agent_horizon is None else agent_horizon,
+                                     dtype=float), (n,))
+    ok = np.isfinite(arr) & (arr > 0.0)
+    if not np.all(ok):
+        raise ValueError(f'agent_horizon must be finite and positive, got {arr[~ok][0]!r}')
+    return np.ascontiguousarray(arr)
+
+
+def _soft(n: int, margin: Optional[ArrayLike], horizon, neighbor_reach: Optional[ArrayLike],
           neighbor_dist: float, keep_margin: Optional[ArrayLike] = None,
           drive_set: Optional[tuple] = None,
           lead_time: Optional[ArrayLike] = None) -> Optional[SoftRows]:
     """
     Check the soft-mode arguments of ``compute_velocities``.
 
-    Returns None when all three are None (RVO2), else ``orca.SoftRows`` for ``solve_all``:
-    (margin, horizon, reach, cap, keep, heading, lookahead, turn_rate, lead) with (N,)
-    float arrays, cap the largest horizon [s], keep (N,) bool, then ``_drive_set``'s three
-    (lookahead 0 everywhere without one) and lead_time (0 without).
+    horizon : ``_time_horizon``'s answer, (n,) in the soft mode (margin, agent_horizon or
+    neighbor_reach given), a float otherwise. Returns None outside the soft mode (RVO2),
+    else ``orca.SoftRows`` for ``solve_all``: (margin, reach, cap, keep, heading, lookahead,
+    turn_rate, lead) with (N,) float arrays, cap the largest horizon [s], keep (N,) bool,
+    then ``_drive_set``'s three (lookahead 0 everywhere without one) and lead_time (0
+    without).
     """
-    if margin is None and agent_horizon is None and neighbor_reach is None:
+    if not isinstance(horizon, np.ndarray):
         if keep_margin is not None:
             raise ValueError('keep_margin needs margin')
         if drive_set is not None or lead_time is not None:
@@ -555,7 +565,6 @@ def _soft(n: int, margin: Optional[ArrayLike], agent_horizon: Optional[ArrayLike
         return None
     out = []
     for name, value, default, lowest in (('margin', margin, 0.0, 0.0),
-                                         ('agent_horizon', agent_horizon, time_horizon, None),
                                          ('neighbor_reach', neighbor_reach, neighbor_dist,
                                           None)):
         arr = np.broadcast_to(np.asarray(default if value is None else value, dtype=float),
@@ -565,7 +574,8 @@ def _soft(n: int, margin: Optional[ArrayLike], agent_horizon: Optional[ArrayLike
             kind = 'non-negative' if lowest is not None else 'positive'
             raise ValueError(f'{name} must be finite and {kind}, got {arr[~ok][0]!r}')
         out.append(np.ascontiguousarray(arr))
-    cap = float(np.max(out[1])) if n else float(time_horizon)
+    # The way out looks as far as the farthest-looking agent (n == 0 is never solved).
+    cap = float(np.max(horizon)) if n else 0.0
     keep = (np.zeros(n, bool) if keep_margin is None
             else _check_flags('keep_margin', keep_margin, (n,)))
     if drive_set is None:
@@ -574,7 +584,7 @@ def _soft(n: int, margin: Optional[ArrayLike], agent_horizon: Optional[ArrayLike
         'lead_time', np.broadcast_to(np.asarray(lead_time, float), (n,)), (n,)).copy()
     if np.any(lead < 0.0):
         raise ValueError(f'lead_time must be non-negative, got {lead[lead < 0][0]!r}')
-    return SoftRows(out[0], out[1], out[2], cap, keep, *drive_set, lead)
+    return SoftRows(out[0], out[1], cap, keep, *drive_set, lead)
 
 
 def _drive_set(n: int, heading: Optional[ArrayLike], lookahead: Optional[ArrayLike],
@@ -634,33 +644,60 @@ def _reach_set(n: int, max_accel: Optional[ArrayLike], max_decel: Optional[Array
     return ReachSet(accel_r, decel_r, ref, np.ones(n))
 
 
-def _plan(problem: tuple, responsibility: Optional[Responsibility],
-          reach_set: Optional[ReachSet], soft: Optional[SoftRows], active: np.ndarray,
-          hard_step_lines: bool, stuck_in: np.ndarray, fixed_vel: np.ndarray,
-          stuck_out: np.ndarray, out: np.ndarray, shapes: Optional[tuple] = None) -> None:
+@njit(cache=True)
+def _solve_rows(problem, responsibility, reach_set, soft, active, guard, out, shapes=None):
+    """
+    Write the new velocities of the ``active`` agents into ``out``; return it, limited.
+
+    problem : (AgentRows, NearObstacles, Horizons) as tuples; responsibility, reach_set,
+    soft, shapes : the optional records as tuples, or None. One compiled call for the guard's
+    passes: the first pass, the second for the neighbours of agents that could not give way
+    (they take it all on, avoiding the stuck agents' velocities of the first pass), the
+    brake and ``_enforce_limits``.
+    """
+    positions, velocities, prefs, radius, max_speed, nbrs = problem[0]
+    time_step = problem[2][0]
+    n = positions.shape[0]
+    stuck = np.zeros(n, np.bool_)
+    # First pass: nobody is stuck yet (no fixed velocities to read: ``out`` stands in).
+    _plan(problem, responsibility, reach_set, soft, active, guard, np.zeros(n, np.bool_),
+          out, stuck, out, shapes)
+    if guard and np.any(stuck):
+        redo = _redo_rows(nbrs, stuck, active)
+        _plan(problem, responsibility, reach_set, soft, redo, True, stuck, out.copy(),
+              np.zeros(n, np.bool_), out, shapes)
+        if soft is None:
+            if reach_set is None:
+                brake_conflicts(positions, out, radius, nbrs, time_step, active)
+            else:
+                brake_conflicts(positions, out, radius, nbrs, time_step, active, reach_set[3])
+        elif reach_set is None:
+            brake_conflicts(positions, out, radius, nbrs, time_step, active, None, True)
+        else:
+            brake_conflicts(positions, out, radius, nbrs, time_step, active, reach_set[3],
+                            True)
+    return _enforce_limits(out, max_speed)
+
+
+@njit(cache=True)
+def _plan(problem, responsibility, reach_set, soft, active, hard_step_lines, stuck_in,
+          fixed_vel, stuck_out, out, shapes=None):
     """
     ``orca.solve_all`` for the ``active`` agents, the immovable ones first.
 
-    problem : (AgentRows, NearObstacles, Horizons) as tuples. The movable agents avoid the
-    immovable ones' new velocity, so those are planned first. The one place a kernel
-    variant is picked: the optional records are left out where they are None (RVO2's
-    kernels carry no trace of them).
+    The movable agents avoid the immovable ones' new velocity, so those are planned first.
+    The optional records are passed on as they are: where they are None, the kernels are
+    compiled without a trace of them (RVO2's).
     """
-    records = (None if responsibility is None else tuple(responsibility),)
-    if soft is not None:
-        optional = (None if reach_set is None else tuple(reach_set), tuple(soft))
-        if shapes is not None:
-            optional += (shapes,)
-    elif reach_set is not None:
-        optional = (tuple(reach_set),)
-    else:
-        optional = ()
-    groups = (active,)
-    if responsibility is not None and np.any(active & responsibility.immovable):
-        groups = (active & responsibility.immovable, active & ~responsibility.immovable)
-    for group in groups:
-        solve_all(*problem, *records, group, hard_step_lines, stuck_in, fixed_vel, stuck_out,
-                  out, *optional)
+    agents, near, times = problem
+    if responsibility is not None:
+        first = active & responsibility[1]
+        if np.any(first):
+            solve_all(agents, near, times, responsibility, first, hard_step_lines, stuck_in,
+                      fixed_vel, stuck_out, out, reach_set, soft, shapes)
+            active = active & ~responsibility[1]
+    solve_all(agents, near, times, responsibility, active, hard_step_lines, stuck_in,
+              fixed_vel, stuck_out, out, reach_set, soft, shapes)
 
 
 def _shapes(n: int, footprint: Optional[ArrayLike], body: Optional[ArrayLike],
