@@ -1022,13 +1022,9 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
         how much), ``ReachSet`` (acceleration limits) and ``SoftRows`` (margins that yield
         and the way out), as tuples; their docstrings say how each steers the solution.
         None: RVO2's (compiled without a trace of it).
-    shapes : None (every agent a disc), or, with ``soft`` only, (polygons (N, V, 2),
-        counts (N,) int, bodies (N,), scratch (``shapes.scratch_rows(V * V)``, 2)): agent
-        i with counts[i] > 0 is the convex polygon
-        polygons[i, :counts[i]] (counter-clockwise, relative to its position, at its heading,
-        held over the horizon) grown by bodies[i] [m]; its pairs and obstacles take the
-        shapes' half-planes (``shapes``), while ``radius`` (a disc that holds it) still
-        bounds it wherever distances between centres decide (the way out, the brake).
+    shapes : None (discs), or with ``soft`` (polygons (N, V, 2), counts (N,), bodies (N,),
+        scratch): agents with a polygon take the shapes' half-planes (``_pair_line``,
+        ``shape_obstacle_lines``; solver.Agents' footprint says what each field holds).
     hard_step_lines : the collision guard. RVO2's program 3 keeps only the obstacle lines hard
         and lets agents overlap in dense crowds; with the guard each agent also keeps, toward
         each neighbour that could touch it within a step, the ORCA line of a ONE-step horizon
@@ -1074,16 +1070,13 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
                             shares, nbr_vel)
         # Soft mode: the MARGIN_SCALES, then the stall level (reached only after a stall);
         # beside walkers with a lead, each scale first with the lines of where they will be.
-        ahead = False
-        n_scales = 1
+        ahead, n_scales = False, 1
         if soft is not None:
             margin, reach, cap, keep, heading, lookahead, turn_rate, lead = soft
             ahead = _avoids_a_walker(i, agent_nbrs, responsibility, lead)
             n_scales = len(MARGIN_SCALES) * (1 + ahead) + 1
         n_reach = 0
-        kept = False
-        kept_x = 0.0
-        kept_y = 0.0
+        kept, kept_x, kept_y = False, 0.0, 0.0
         # The scale of the margins toward walking neighbours that do not avoid: the levels'
         # until a stall (not a conflict) sends the loop on, then held (SLOW_SPEED).
         moving_scale = MARGIN_SCALES[0]
