@@ -137,17 +137,27 @@ def _polygon_exit(q, n, vx, vy):
     u = the closest boundary point - v; n = the outward normal there (of the nearest edge when
     v is inside or on it).
     """
-    best = math.inf
-    cx = q[0, 0]
-    cy = q[0, 1]
-    bnx = 0.0
-    bny = 0.0
-    inside = n >= 3
+    best, cx, cy, bnx, bny, inside = _nearest_edge(q, n, vx, vy, False, math.inf, q[0, 0],
+                                                   q[0, 1], 0.0, 0.0, n >= 3)
+    return _exit(vx, vy, cx, cy, bnx, bny, inside)
+
+
+@njit(cache=True)
+def _nearest_edge(q, n, vx, vy, facing, best, cx, cy, bnx, bny, inside):
+    """
+    Return (best, cx, cy, bnx, bny, inside) updated by the edges of q (CCW) nearer to v.
+
+    best : the squared distance so far to the point c, whose piece has outward normal bn;
+    facing : only the edges that face the origin (it lies on their outer, right side);
+    inside : cleared when v lies outside an edge looked at.
+    """
     for k in range(n):
         ax = q[k, 0]
         ay = q[k, 1]
         bx = q[(k + 1) % n, 0]
         by = q[(k + 1) % n, 1]
+        if facing and _turn(ax, ay, bx, by, 0.0, 0.0) >= 0.0:
+            continue
         if _turn(ax, ay, bx, by, vx, vy) < 0.0:
             inside = False
         px, py = _closest_on_segment(vx, vy, ax, ay, bx, by)
@@ -160,7 +170,7 @@ def _polygon_exit(q, n, vx, vy):
             if length > SHAPE_EPS:
                 bnx = (by - ay) / length
                 bny = -(bx - ax) / length
-    return _exit(vx, vy, cx, cy, bnx, bny, inside)
+    return best, cx, cy, bnx, bny, inside
 
 
 @njit(cache=True)
@@ -236,26 +246,9 @@ def _cone_exit(q, n, vx, vy):
             cy = py
             bnx = -dy if side == 0 else dy
             bny = dx if side == 0 else -dx
-    # The edges that face the origin (it lies on their outer, right side).
-    for k in range(n):
-        ax = q[k, 0]
-        ay = q[k, 1]
-        bx = q[(k + 1) % n, 0]
-        by = q[(k + 1) % n, 1]
-        if _turn(ax, ay, bx, by, 0.0, 0.0) >= 0.0:
-            continue
-        if _turn(ax, ay, bx, by, vx, vy) < 0.0:
-            inside = False
-        px, py = _closest_on_segment(vx, vy, ax, ay, bx, by)
-        d = (px - vx) ** 2 + (py - vy) ** 2
-        if d < best:
-            best = d
-            cx = px
-            cy = py
-            length = math.hypot(bx - ax, by - ay)
-            if length > SHAPE_EPS:
-                bnx = (by - ay) / length
-                bny = -(bx - ax) / length
+    # The edges that face the origin.
+    best, cx, cy, bnx, bny, inside = _nearest_edge(q, n, vx, vy, True, best, cx, cy, bnx, bny,
+                                                   inside)
     return _exit(vx, vy, cx, cy, bnx, bny, inside)
 
 
