@@ -57,14 +57,14 @@ def footprint_rows(cfg, obs, ways):
     polygon covers every heading the robot may turn to within the period toward its way
     (ways: the preferred velocities, ``commands.align_rate``).
     """
-    c = cfg.n_controlled
-    turns = np.zeros(cfg.n)
-    turns[:c] = np.clip(align_rate(ways[:c], obs.ahead_yaw[:c]), -cfg.max_angular_speed[:c],
-                        cfg.max_angular_speed[:c]) * cfg.period
     shaped = shaped_footprints(cfg)
     polygons = [p for p in shaped if p is not None]
     if not polygons:
         return {}
+    c = cfg.n_controlled
+    turns = np.zeros(cfg.n)
+    turns[:c] = np.clip(align_rate(ways[:c], obs.ahead_yaw[:c]), -cfg.max_angular_speed[:c],
+                        cfg.max_angular_speed[:c]) * cfg.period
     rows = np.full((cfg.n, len(SWEEP) * max(len(p) for p in polygons), 2), np.nan)
     body = np.zeros(cfg.n)
     for r, polygon in enumerate(shaped):
