@@ -17,6 +17,8 @@ import time
 import numpy as np
 
 from orca_nav.core import warmup
+from orca_nav.core.geometry import placed_polygon
+from orca_nav.core.orca.solver import compute_velocities
 from orca_nav.testing import rvo2
 from orca_nav.testing.scenes import (advance, blocks_scene, circle_scene, dense_crowd_scene,
                                      preferred_velocities)
@@ -83,6 +85,56 @@ def scenes(quick=False):
     return [(label, make) for label, agents, make in rows if not (quick and agents > 1000)]
 
 
+def _time_soft(scene, steps, footprint):
+    """
+    Milliseconds per step of the node's mode (guard, margins) on a scene, discs or carts.
+
+    footprint : (N, V, 2) polygons at the agents' headings (held), or None: the discs.
+    """
+    s = scene.sim
+    positions, velocities = s.positions.copy(), s.velocities.copy()
+    n = len(positions)
+    shapes = {} if footprint is None else {'footprint': footprint,
+                                           'footprint_body': np.full(n, 0.01)}
+    times = []
+    for _ in range(steps):
+        pref = preferred_velocities(positions, scene.goals)
+        start = time.perf_counter()
+        velocities = compute_velocities(
+            positions, velocities, pref, s.radius, s.max_speed, time_step=s.time_step,
+            neighbor_dist=s.neighbor_dist, max_neighbors=s.max_neighbors,
+            time_horizon=s.time_horizon, time_horizon_obst=s.time_horizon_obst,
+            collision_guard=True, margin=np.full(n, 0.05), keep_margin=np.ones(n, bool),
+            **shapes)
+        times.append(time.perf_counter() - start)
+        positions = positions + velocities * s.time_step
+    return np.array(times) * 1e3
+
+
+def footprint_rows(steps, quick):
+    """
+    Print the footprint table: the same crowds as discs and as carts that the discs hold.
+
+    Each agent (radius 0.5) is a 0.76 x 0.58 m rectangle at a random heading, padding 0.01 m;
+    both runs in the node's mode (guard, margins 0.05 m).
+    """
+    print(f'\n{"footprints (node mode)":24} {"discs ms p50/p90":>17} {"carts ms p50/p90":>20} '
+          f'{"ratio":>6}')
+    for label, agents in (('dense crowd 100', 100), ('dense crowd 1000', 1000)):
+        if quick and agents > 1000:
+            continue
+        scene = dense_crowd_scene(agents)
+        rng = np.random.default_rng(scene.seed)
+        cart = np.array([[0.38, 0.29], [-0.38, 0.29], [-0.38, -0.29], [0.38, -0.29]])
+        footprint = np.stack([placed_polygon(cart, [0.0, 0.0, yaw])
+                              for yaw in rng.uniform(-np.pi, np.pi, agents)])
+        discs = _time_soft(scene, steps, None)
+        carts = _time_soft(scene, steps, footprint)
+        d50, c50 = np.median(discs), np.median(carts)
+        print(f'{label:24} {d50:8.2f}/{np.percentile(discs, 90):<8.2f} '
+              f'{c50:10.2f}/{np.percentile(carts, 90):<9.2f} {c50 / d50:6.2f}', flush=True)
+
+
 def main():
     """Print the side-by-side table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -103,6 +155,7 @@ def main():
         print(f'{label:24} {r50:8.2f}/{np.percentile(ref, 90):<8.2f} '
               f'{o50:10.2f}/{np.percentile(ours, 90):<9.2f} {o50 / r50:6.2f} '
               f'{g50:9.2f}/{np.percentile(guarded, 90):<8.2f} {g50 / r50:6.2f}', flush=True)
+    footprint_rows(args.steps, args.quick)
 
 
 if __name__ == '__main__':
