@@ -33,6 +33,7 @@ KEEPOUT_MIN_SPEED = 0.1
 # A robot with a footprint is avoided as the hull of its polygon at these fractions of the
 # turn it may make within a period (``footprint_rows``).
 SWEEP = (0.0, 0.5, 1.0)
+DIFF_SWEEP = (-1.0, -0.5, 0.0, 0.5, 1.0)
 
 
 def shaped_footprints(cfg):
@@ -43,8 +44,7 @@ def shaped_footprints(cfg):
     it: its point ahead cannot follow a velocity sideways, so its body goes where the
     polygon's half-planes did not plan it (carts in a door touched the jambs).
     """
-    return tuple(None if diff else polygon
-                 for polygon, diff in zip(cfg.footprint, cfg.differential))
+    return tuple(cfg.footprint)
 
 
 def footprint_rows(cfg, obs, ways):
@@ -65,7 +65,7 @@ def footprint_rows(cfg, obs, ways):
     turns = np.zeros(cfg.n)
     turns[:c] = np.clip(align_rate(ways[:c], obs.ahead_yaw[:c]), -cfg.max_angular_speed[:c],
                         cfg.max_angular_speed[:c]) * cfg.period
-    rows = np.full((cfg.n, len(SWEEP) * max(len(p) for p in polygons), 2), np.nan)
+    rows = np.full((cfg.n, len(DIFF_SWEEP) * max(len(p) for p in polygons), 2), np.nan)
     body = np.zeros(cfg.n)
     for r, polygon in enumerate(shaped):
         if polygon is None:
@@ -75,7 +75,10 @@ def footprint_rows(cfg, obs, ways):
         # Every heading the robot may turn to within the step: the hull of the turned copies
         # (the arcs its corners sweep bulge by R (1 - cos(turn / 2)) beyond it: 1.5 mm for a
         # 0.54 m corner at 1.5 rad/s and 10 Hz, in the body's padding).
-        sweep = turns[r] * np.array(SWEEP)
+        if cfg.differential[r]:
+            sweep = cfg.max_angular_speed[r] * cfg.period * np.array(DIFF_SWEEP)
+        else:
+            sweep = turns[r] * np.array(SWEEP)
         copies = np.concatenate([placed_polygon(polygon, [0.0, 0.0, yaw + a]) for a in sweep])
         swept = convex_hull(copies) - obs.lookahead[r] * np.array([c, s])
         rows[r, :len(swept)] = swept

@@ -22,6 +22,7 @@ import math
 import numpy as np
 from orca_nav.core.routes.planner import DEFAULT_COST_SCALING, LETHAL_TOLERANCE_CELLS
 
+from .corners import Corners
 from .following import Following
 from .map_model import MapModel
 from .passages import BUSY, Queues
@@ -75,13 +76,15 @@ class Navigator:
     """
 
     def __init__(self, radius, config: NavigationConfig = NavigationConfig(), executor=None,
-                 true_radius=None, footprints=None):
+                 true_radius=None, footprints=None, turns=None):
         """
         Keep routes of robots of these radii (C,) [m]; plan on ``executor`` (futures).
 
         radius : the planning radii (with the safety margin); true_radius : the true discs,
         lethal for routes (default: radius); footprints : (C,) polygons (K, 2) [m] or None
-        per robot (FleetConfig.footprint), or None: all discs.
+        per robot (FleetConfig.footprint), or None: all discs; turns : (C,) bool, the robots
+        that turn in place at their routes' corners (``Corners``: differential robots with a
+        footprint), or None: none.
         """
         self.radius = np.asarray(radius, dtype=float)
         self.true_radius = np.asarray(radius if true_radius is None else true_radius,
@@ -104,6 +107,9 @@ class Navigator:
         self.carrot, self.clearance = self.following.carrot, self.following.clearance
         self.replanned = np.zeros(c, bool)   # a stuck robot's route was planned once more
         self.progress = Progress(c)          # stuck and jams
+        self.corners = Corners(c)            # stops at corners to turn in place
+        if turns is not None:
+            self.corners.turns[:] = turns
         self.model = None            # MapModel in use
         self._pending_map = None     # (grid, map id, Future of its wall pieces)
         self._jobs = []              # Futures of plan batches
@@ -146,11 +152,12 @@ class Navigator:
         return out
 
     def reconfigure(self, radius, true_radius, config: NavigationConfig,
-                    footprints=False) -> None:
+                    footprints=False, turns=None) -> None:
         """
         Plan with new radii (C,) [m] (planning and true) and settings from now on.
 
-        footprints : as in the constructor; False (the default) keeps the current ones.
+        footprints : as in the constructor; False (the default) keeps the current ones;
+        turns : as in the constructor, None keeps the current ones.
 
         When the routes' clearances change (a runtime change of radius, safety_margin,
         route_margin or the route costs), the map's planners are built again and every
@@ -162,6 +169,8 @@ class Navigator:
         self.config = config
         if footprints is not False:
             self.footprints = None if footprints is None else tuple(footprints)
+        if turns is not None:
+            self.corners.turns[:] = turns
         grid = (self._pending_map[0] if self._pending_map is not None
                 else None if self.model is None else self.model.grid)
         if grid is not None and self._clearances() != before:
@@ -268,6 +277,10 @@ class Navigator:
             robots, self.points, self.version, pos,
             None if self.model is None else self.model.grid, self.config.route_lookahead,
             self.radius + self.config.route_margin, self._sight_radius())
+        grid = None if self.model is None else self.model.grid
+        self.corners.update(robots, self.points, self.version, self.following.segment, pos,
+                            target, grid, self.true_radius)
+        self.carrot[robots] = target[robots]
         if self.model is not None:
             # Pushed off its route (e.g. through another door): plan from where it is.
             pushed = np.zeros(len(self.routed), bool)

@@ -78,6 +78,8 @@ def lookahead_now(config, clearance):
     """
     c = config.n_controlled
     ahead = point_ahead(config.lookahead[:c], config.radius[:c], clearance)
+    shaped = np.array([p is not None for p in config.footprint[:c]], bool)
+    ahead = np.where(shaped, config.lookahead[:c], ahead)
     return np.concatenate([ahead, config.lookahead[c:]])
 
 
