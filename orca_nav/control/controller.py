@@ -24,7 +24,7 @@ import numpy as np
 from .avoidance import Avoidance, shaped_footprints, wall_model
 from .commands import Commands, limit
 from .config import FleetConfig
-from .corners import keep_off_walls, narrow_turns, turns_at_corners
+from .corners import keep_clear, narrow_turns, turns_at_corners
 from .giveway import GiveWay
 from .navigation import NavigationConfig, Navigator
 from .observation import Observer
@@ -336,10 +336,10 @@ class FleetController:
         # Command: each drive's command within its limits, remembered for the next ticks.
         cmd = self.commands.command(cfg, velocities[:c], obs.ahead_yaw[:c], obs.active[:c],
                                     warnings, previous, obs.lookahead, steering.prefs[:c])
-        # A differential robot with a footprint: no turn that swings its body into a wall.
+        # A differential robot with a footprint: no turn that swings its body into a wall or robot.
         yaw = obs.ahead_yaw
         centre = obs.orca_pos - obs.lookahead[:, None] * np.stack([np.cos(yaw), np.sin(yaw)], 1)
-        cmd = self.commands.last = keep_off_walls(cfg, cmd, centre, yaw, wall_model(self.navigator))
+        cmd = self.commands.last = keep_clear(cfg, cmd, centre, yaw, wall_model(self.navigator))
         cmd = cmd.copy()
         self.observer.commanded(now, cmd, cfg.command_delay)
         # Travel asked of each robot: one that does not move when commanded gives no way.

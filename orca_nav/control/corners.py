@@ -19,7 +19,8 @@ import dataclasses
 import math
 
 import numpy as np
-from orca_nav.core.geometry import placed_polygon, polygon_segments_gap, wrap_angle
+from orca_nav.core.geometry import (
+    convex_gap, placed_polygon, polygon_disc_gap, polygon_segments_gap, wrap_angle)
 from orca_nav.core.routes.follow import route_clearance
 
 # [rad] A route that turns by less than this at a vertex is followed through it.
@@ -52,6 +53,7 @@ NARROW_TURN_RATE = 0.5
 # that keeps to that: less turn first (the point ahead then moves sideways by at most
 # lookahead x w less than ORCA chose), then slower on the same arc, then not at all.
 WALL_GAP = 0.02
+ROBOT_GAP = 0.05
 GUARD_SCALES = ((1.0, 1.0), (1.0, 0.5), (1.0, 0.25), (1.0, 0.0), (0.5, 0.5), (0.25, 0.25),
                 (0.0, 0.0))
 # Corners judged are remembered, up to this many.
@@ -172,46 +174,61 @@ class Corners:
             prefs[i] = rate * lookahead[i] * np.array([-math.sin(yaw[i]), math.cos(yaw[i])])
 
 
-def keep_off_walls(cfg, cmd, centre, yaw, model):
+def keep_clear(cfg, cmd, centre, yaw, model):
     """
     Return the commands (C, 3), slowed where a turning robot's polygon would near a wall.
 
     For the robots that turn at corners: the polygon, padded, placed where the command takes
     the robot in one and in two periods (an arc), against the map's walls near it (model :
-    MapModel or None). ORCA steers the point ahead; the rest of the body turns about the
-    axle, and a rear corner swings sideways by up to its distance behind the axle over the
-    point ahead's distance as much as the point does: against a wall beside the rear no
-    half-plane of the point's velocity stops that. A command that would bring the polygon
-    nearer a wall than it is now, within WALL_GAP of it, is scaled by the first of
-    GUARD_SCALES that does not. centre (N, 2) [m] the axles
-    and yaw (N,) [rad] when the command takes effect.
+    MapModel or None) and the other robots where they are now (polygons, or discs of their
+    radius). ORCA steers the point ahead; the rest of the body turns about the axle, and a
+    rear corner swings sideways by its distance behind the axle over the point ahead's
+    distance times as much as the point does, the other way: beside the rear, no half-plane
+    of the point's velocity stops that. A command that would bring the polygon nearer a
+    wall or robot than it is now, within WALL_GAP (ROBOT_GAP) of it, is scaled by the first
+    of GUARD_SCALES that does not. centre (N, 2) [m] the axles and yaw (N,) [rad] when the
+    command takes effect.
     """
-    if model is None:
-        return cmd
     cmd = cmd.copy()
     c = len(cmd)
     for i in np.flatnonzero(turns_at_corners(cfg)[:c] & np.any(cmd != 0.0, axis=1)):
         polygon = np.asarray(cfg.footprint[i], dtype=float)
         reach = float(np.hypot(*polygon.T).max()) + cfg.footprint_padding
         travel = 2.0 * cfg.period * abs(cmd[i, 0])
-        walls = model.walls_near(centre[i:i + 1], np.array([reach + travel + WALL_GAP]))
-        if not len(walls):
+        walls = (np.zeros((0, 2, 2)) if model is None else model.walls_near(
+            centre[i:i + 1], np.array([reach + travel + WALL_GAP])))
+        near = np.hypot(*(centre - centre[i]).T) < reach + travel + ROBOT_GAP + cfg.radius
+        near[i] = False
+        others = [(np.asarray(cfg.footprint[j], dtype=float), cfg.radius[j], centre[j], yaw[j])
+                  for j in np.flatnonzero(near)]
+        if not len(walls) and not others:
             continue
         pose = np.array([centre[i, 0], centre[i, 1], yaw[i]])
-        now = _wall_gap(polygon, cfg.footprint_padding, pose, walls)
-        floor = min(now, WALL_GAP)
+        now = _gaps(polygon, cfg.footprint_padding, pose, walls, others)
+        floor = np.minimum(now, np.where(np.arange(len(now)) == 0, WALL_GAP, ROBOT_GAP))
         for forward, turn in GUARD_SCALES:
             v, w = forward * cmd[i, 0], turn * cmd[i, 2]
-            if all(_wall_gap(polygon, cfg.footprint_padding, _arc(pose, v, w, k * cfg.period),
-                             walls) >= floor - 1e-6 for k in (1, 2)):
+            if all((_gaps(polygon, cfg.footprint_padding, _arc(pose, v, w, k * cfg.period),
+                          walls, others) >= floor - 1e-6).all() for k in (1, 2)):
                 break
         cmd[i, 0], cmd[i, 2] = v, w
     return cmd
 
 
-def _wall_gap(polygon, padding, pose, walls):
-    """Return [m] the least gap between the polygon at ``pose``, less padding, and walls."""
-    return float(polygon_segments_gap(placed_polygon(polygon, pose), walls).min()) - padding
+def _gaps(polygon, padding, pose, walls, others):
+    """
+    Return [m] the gaps of the polygon at ``pose``, less padding: walls first, then others.
+
+    walls (M, 2, 2) (none: inf); others : [(polygon or None, radius, centre, yaw)].
+    """
+    placed = placed_polygon(polygon, pose)
+    out = [float(polygon_segments_gap(placed, walls).min()) if len(walls) else math.inf]
+    for shape, radius, centre, yaw in others:
+        if shape.ndim == 2:
+            out.append(convex_gap(placed, placed_polygon(shape, [centre[0], centre[1], yaw])))
+        else:
+            out.append(polygon_disc_gap(placed, centre, radius))
+    return np.array(out) - padding
 
 
 def _arc(pose, v, w, dt):
@@ -314,4 +331,4 @@ def _off_segment(point, a, b):
     return math.hypot(*(a + t * d - point)) > 1e-3
 
 
-__all__ = ['Corners', 'keep_off_walls', 'narrow_turns', 'turns_at_corners']
+__all__ = ['Corners', 'keep_clear', 'narrow_turns', 'turns_at_corners']

@@ -109,7 +109,7 @@ class Navigator:
         self.progress = Progress(c)          # stuck and jams
         self.corners = Corners(c)            # stops at corners to turn in place
         if turns is not None:
-            self.corners.turns[:] = turns
+            self.corners.turns[:] = self.queues.alone[:] = turns
         self.model = None            # MapModel in use
         self._pending_map = None     # (grid, map id, Future of its wall pieces)
         self._jobs = []              # Futures of plan batches
@@ -170,7 +170,7 @@ class Navigator:
         if footprints is not False:
             self.footprints = None if footprints is None else tuple(footprints)
         if turns is not None:
-            self.corners.turns[:] = turns
+            self.corners.turns[:] = self.queues.alone[:] = turns
         grid = (self._pending_map[0] if self._pending_map is not None
                 else None if self.model is None else self.model.grid)
         if grid is not None and self._clearances() != before:

@@ -87,6 +87,9 @@ def lookahead_now(config, clearance):
 APPROACH = 1.5
 # [s] no robot waits longer than this for a passage; then it goes anyway (0: no queues)
 MAX_WAIT = 30.0
+# [s] ... a robot that goes through alone waits up to this (each ahead of it stops and turns
+# twice)
+ALONE_MAX_WAIT = 90.0
 # [radii] the waiting spot: this far before the entrance along the route ...
 WAIT_BACK = (3.0, 5.0)
 # [radii] ... and this far to the side of it (the right first), clear of whoever comes out
@@ -213,7 +216,10 @@ class Queues:
 
     Per robot i: ``passages[i]`` (list of Passage) on its route, ``next[i]`` the first one it
     has not left yet, ``holds[i]`` whether it may go through that one, ``since[i]`` when it
-    began to wait for it (inf: not waiting).
+    began to wait for it (inf: not waiting). ``alone[i]``: robot i goes through alone, no
+    robot following it or followed by it (a differential robot with a footprint: it stops
+    and turns in place before and after a passage, where the one behind it would stand),
+    and waits up to ALONE_MAX_WAIT.
     """
 
     def __init__(self, c):
@@ -222,6 +228,7 @@ class Queues:
         self.next = np.zeros(c, np.int64)
         self.holds = np.zeros(c, bool)
         self.since = np.full(c, math.inf)
+        self.alone = np.zeros(c, bool)
 
     def route_changed(self, i, points, grid, radius):
         """
@@ -262,7 +269,8 @@ class Queues:
             if arc[i] < passage.start - APPROACH and self.since[i] == math.inf:
                 continue                    # not there yet (a queue's far spots lie further)
             oncoming, ahead = self._others(i, passage, radius, now)
-            if (arc[i] >= passage.start - radius[i] or now - self.since[i] >= MAX_WAIT
+            patience = ALONE_MAX_WAIT if self.alone[i] else MAX_WAIT
+            if (arc[i] >= passage.start - radius[i] or now - self.since[i] >= patience
                     or not oncoming):
                 self.holds[i], self.since[i] = True, math.inf
                 continue
@@ -275,8 +283,9 @@ class Queues:
         Return (whether a robot coming the other way goes first, the robots queued before i).
 
         One coming the other way goes first when it holds a passage that shares ground with
-        i's, or waits for one since earlier; queued before i: those waiting longer (lower
-        rows first on a tie) to go the same way.
+        i's, or waits for one since earlier (so does one going the same way when either goes
+        ``alone``); queued before i: those waiting longer (lower rows first on a tie) to go
+        the same way.
         """
         mine = (min(self.since[i], now), i)
         oncoming, ahead = False, 0
@@ -287,7 +296,7 @@ class Queues:
             if not (self.holds[j] or earlier):
                 continue
             way = _shared(passage, self.passages[j][self.next[j]], radius[i] + radius[j])
-            oncoming |= way < 0
+            oncoming |= way < 0 or (way > 0 and (self.alone[i] or self.alone[j]))
             ahead += int(way > 0 and earlier and not self.holds[j])
         return oncoming, ahead
 
