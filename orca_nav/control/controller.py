@@ -339,8 +339,10 @@ class FleetController:
         # A differential robot with a footprint: no turn that swings its body into a wall or robot.
         yaw = obs.ahead_yaw
         centre = obs.orca_pos - obs.lookahead[:, None] * np.stack([np.cos(yaw), np.sin(yaw)], 1)
-        cmd = self.commands.last = keep_clear(cfg, cmd, centre, yaw, wall_model(self.navigator))
-        cmd = cmd.copy()
+        cmd = self.navigator.corners.steer_commands(cfg, cmd, velocities[:c], obs.pos[:c],
+                                                    obs.ahead_yaw[:c], steering, narrow)
+        cmd = keep_clear(cfg, cmd, centre, yaw, wall_model(self.navigator))
+        self.commands.last = cmd.copy()
         self.observer.commanded(now, cmd, cfg.command_delay)
         # Travel asked of each robot: one that does not move when commanded gives no way.
         self.navigator.progress.commanded(now, velocities[:c])

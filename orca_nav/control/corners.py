@@ -23,6 +23,8 @@ from orca_nav.core.geometry import (
     convex_gap, placed_polygon, polygon_disc_gap, polygon_segments_gap, wrap_angle)
 from orca_nav.core.routes.follow import route_clearance
 
+from .states import RobotState
+
 # [rad] A route that turns by less than this at a vertex is followed through it.
 CORNER_ANGLE = 0.1
 # [circumscribed radii] The route this far before and after a vertex is searched for walls.
@@ -68,6 +70,7 @@ class Corners:
         self.turns = np.zeros(c, bool)
         self.heading = np.full(c, np.nan)   # [rad] to turn to in place (NaN: none)
         self.stop = np.full((c, 2), np.nan)  # [m] the corner driven to (NaN: none)
+        self.rate = np.full(c, np.nan)      # [rad/s] this tick's turn in place (NaN: none)
         self._reached = [None] * c          # (route version, vertex) of the last corner
         self._cache = {}                    # (route, version, vertex) -> a corner or not
 
@@ -154,7 +157,9 @@ class Corners:
             prefs[i] = np.array([x - b[i] * y, y + b[i] * x]) / math.hypot(1.0, b[i])
         error = wrap_angle(self.heading - yaw[:c])
         self.heading[np.abs(error) <= ALIGN_TOLERANCE] = np.nan
-        steered = np.array([state is None for state in steering.navigation], bool)
+        self.rate[:] = np.nan
+        steered = np.array([state in (None, RobotState.STUCK) for state in steering.navigation],
+                           bool)
         for i in np.flatnonzero(self.turns & steered & ~steering.reached):
             if np.isnan(self.heading[i]):
                 if not np.allclose(steering.target[i], self.stop[i]):
@@ -169,9 +174,44 @@ class Corners:
                 error[i] = wrap_angle(math.atan2(way[1], way[0]) - yaw[i])
                 if abs(error[i]) <= SHIM_ANGLE:
                     continue
-            rate = float(np.clip(ALIGN_GAIN * error[i], -cfg.max_angular_speed[i],
-                                 cfg.max_angular_speed[i]))
-            prefs[i] = rate * lookahead[i] * np.array([-math.sin(yaw[i]), math.cos(yaw[i])])
+            self.rate[i] = float(np.clip(ALIGN_GAIN * error[i], -cfg.max_angular_speed[i],
+                                         cfg.max_angular_speed[i]))
+            # What the others see it do: its point ahead moves sideways as it turns.
+            side = np.array([-math.sin(yaw[i]), math.cos(yaw[i])])
+            prefs[i] = self.rate[i] * lookahead[i] * side
+
+    def steer_commands(self, cfg, cmd, velocities, pos, yaw, steering, narrow):
+        """
+        Return the commands (C, 3) of the robots that turn at corners, where that decides.
+
+        A robot turning in place this tick (``align_prefs``): v = 0 and the yaw rate chosen
+        there, whatever the solver made of its sideways point ahead (its velocity near
+        others is theirs to avoid; walls and robots beside its body ``keep_clear``'s). A
+        robot driving along its route where it is narrow (narrow (C,) bool): the speed along
+        its heading the solver gave its point ahead (velocities (C, 2)), and a yaw rate
+        toward its target (ALIGN_GAIN per radian, within max_angular_speed): in a passage
+        its polygon fits only along it, and the sideways part of an avoiding velocity would
+        turn it across. pos (C, 2) [m], yaw (C,) [rad].
+        """
+        cmd = cmd.copy()
+        c = len(cmd)
+        turning = np.isfinite(self.rate)
+        cmd[turning, 0] = cmd[turning, 1] = 0.0
+        cmd[turning, 2] = self.rate[turning]
+        steered = np.array([state in (None, RobotState.STUCK) for state in steering.navigation],
+                           bool)
+        along = (self.turns[:c] & narrow & steered & ~turning & ~steering.reached
+                 & np.isnan(self.stop[:, 0]) & np.any(cmd != 0.0, axis=1))
+        for i in np.flatnonzero(along):
+            way = steering.target[i] - pos[i]
+            if math.hypot(*way) <= 0.0:
+                continue
+            h = np.array([math.cos(yaw[i]), math.sin(yaw[i])])
+            error = wrap_angle(math.atan2(way[1], way[0]) - yaw[i])
+            v = float(np.clip(velocities[i] @ h, -cfg.max_speed[i], cfg.max_speed[i]))
+            cmd[i] = (v, 0.0, float(np.clip(ALIGN_GAIN * error, -cfg.max_angular_speed[i],
+                                            cfg.max_angular_speed[i])))
+        return cmd
 
 
 def keep_clear(cfg, cmd, centre, yaw, model):
