@@ -48,21 +48,27 @@ class NavigationConfig:
     route_cost_scaling_factor: float = DEFAULT_COST_SCALING
 
 
-def planner_keys(radius, true_radius, cfg, footprints=None):
+def planner_keys(radius, true_radius, cfg, footprints=None, turns=None):
     """
     Return each robot's planner key (planning.make_planner): true radius and costs.
 
     footprints : (C,) of (K, 2) polygons [m] or None (a disc), or None for all discs. A
     robot with a footprint (its true radius: the circumscribed one plus footprint_padding)
     gets its polygon's coordinates appended: lethal is then its inscribed disc, and routes
-    through the band between are checked with the polygon turned along them.
+    through the band between are checked with the polygon turned along them. turns : (C,)
+    bool or None: a robot with a footprint that turns in place where its route turns (a
+    differential drive) gets 1.0 after them (its turns are checked too).
     """
     if footprints is None:
         footprints = [None] * len(radius)
+    if turns is None:
+        turns = np.zeros(len(radius), bool)
     return [(r, p - r + cfg.route_margin, cfg.route_inflation_band,
              cfg.route_cost_scaling_factor, LETHAL_TOLERANCE_CELLS)
-            + (() if f is None else tuple(np.asarray(f, dtype=float).ravel().tolist()))
-            for r, p, f in zip(true_radius.tolist(), radius.tolist(), footprints)]
+            + (() if f is None else tuple(np.asarray(f, dtype=float).ravel().tolist())
+               + ((1.0,) if t else ()))
+            for r, p, f, t in zip(true_radius.tolist(), radius.tolist(), footprints,
+                                  np.asarray(turns, bool).tolist())]
 
 
 class Navigator:
@@ -219,7 +225,7 @@ class Navigator:
 
     def _clearances(self):
         return sorted(set(planner_keys(self.radius, self.true_radius, self.config,
-                                       self.footprints)))
+                                       self.footprints, self.corners.turns)))
 
     # --- one tick --------------------------------------------------------------------------
 
@@ -347,7 +353,8 @@ class Navigator:
         if len(ready):
             self.needs_plan[ready], self.planning[ready] = False, True
             batch = [(i, int(self.request[i]), pos[i].copy(), goal[i].copy()) for i in ready]
-            keys = planner_keys(self.radius, self.true_radius, self.config, self.footprints)
+            keys = planner_keys(self.radius, self.true_radius, self.config, self.footprints,
+                                self.corners.turns)
             self._jobs.append(self._worker.submit_plans(batch, keys))
 
 
