@@ -336,13 +336,18 @@ class FleetController:
         # Command: each drive's command within its limits, remembered for the next ticks.
         cmd = self.commands.command(cfg, velocities[:c], obs.ahead_yaw[:c], obs.active[:c],
                                     warnings, previous, obs.lookahead, steering.prefs[:c])
-        # A differential robot with a footprint: no turn that swings its body into a wall or robot.
-        yaw = obs.ahead_yaw
-        centre = obs.orca_pos - obs.lookahead[:, None] * np.stack([np.cos(yaw), np.sin(yaw)], 1)
-        cmd = self.navigator.corners.steer_commands(cfg, cmd, velocities[:c], obs.pos[:c],
-                                                    obs.ahead_yaw[:c], steering, narrow)
-        cmd = keep_clear(cfg, cmd, centre, yaw, wall_model(self.navigator))
-        self.commands.last = cmd.copy()
+        # A differential robot with a footprint: turning in place at a corner, along its route
+        # in a passage, and no turn that swings its body into a wall or robot.
+        if turns_at_corners(cfg).any():
+            yaw = obs.ahead_yaw
+            centre = obs.orca_pos - obs.lookahead[:, None] * np.stack(
+                [np.cos(yaw), np.sin(yaw)], axis=1)
+            cmd = self.navigator.corners.steer_commands(
+                cfg, cmd, velocities[:c], obs.pos[:c], yaw[:c], steering, narrow,
+                obs.active[:c], previous)
+            cmd = limit(cfg, keep_clear(cfg, cmd, centre, yaw, wall_model(self.navigator),
+                                        obs.present))
+            self.commands.last = cmd.copy()
         self.observer.commanded(now, cmd, cfg.command_delay)
         # Travel asked of each robot: one that does not move when commanded gives no way.
         self.navigator.progress.commanded(now, velocities[:c])

@@ -1,14 +1,24 @@
 """
-Corners where a differential robot with a footprint turns in place before it goes on.
+How a differential robot with a footprint drives where its heading decides whether it fits.
 
-A differential robot cannot crab: its polygon goes where its heading points. Where its route
-turns next to a narrow stretch (a door its polygon passes only turned along it), following the
-carrot round the corner would bring it in at a slant, a corner of its body on a jamb. So
-such a corner is a stop (``Corners.update``): the carrot stays at the corner until the robot
-stands there (within CORNER_REACH), then the robot turns in place to the next segment's
-direction (``align_prefs``: its point ahead asked to move sideways only, which the drive
-mapping makes a turn on the spot) and only then drives on. Routes put these corners where
-the robot can turn (the planner checks the polygon swept over the turn, docs/routes.md).
+A differential robot cannot crab: its polygon goes where its heading points, and the solver
+steers only its point ahead (the rest of the body turns about the axle, the rear swinging
+the other way). So, besides avoiding with its polygon (``avoidance.footprint_rows``):
+
+- **Corners are stops** (``Corners.update``). Where its route turns next to a narrow
+  stretch (a door its polygon passes only turned along it), following the carrot round the
+  corner would bring it in at a slant, a corner of its body on a jamb. The carrot stays at
+  the corner's stop until the robot stands there (within CORNER_REACH; it turns to face the
+  stop when it is more than SHIM_ANGLE off), then the robot turns in place toward the
+  route's point AIM beyond the corner and only then drives on (``align_prefs``,
+  ``steer_commands``). The stop is on the narrow stretch's line, out where the
+  circumscribed disc has CORNER_ROOM (routes put their turns where the polygon can turn,
+  ``FootprintCells.turn_hits``).
+- **In a passage it drives along its route** (``steer_commands``): the speed the solver gave
+  its point ahead along its heading, a yaw rate toward its target (the sideways part of an
+  avoiding velocity would turn it across the passage), no pass-on-right bias, and at most
+  NARROW_TURN_RATE (``narrow_turns``: its polygon is swept over that turn only).
+- **No command swings its body into a wall or robot** (``keep_clear``).
 
 A corner is a vertex of the route where it turns by more than CORNER_ANGLE and where the
 route within NARROW_SPAN circumscribed radii before or after the vertex comes nearer a
@@ -21,6 +31,7 @@ import math
 import numpy as np
 from orca_nav.core.geometry import (
     convex_gap, placed_polygon, polygon_disc_gap, polygon_segments_gap, wrap_angle)
+from orca_nav.core.orca import drive
 from orca_nav.core.routes.follow import route_clearance
 
 from .states import RobotState
@@ -51,7 +62,7 @@ SHIFT_STEP = 0.05
 # this fast (``narrow_turns``).
 NARROW_TURN_RATE = 0.5
 # [m] A command may bring a turning robot's polygon this near a wall, no nearer unless it
-# is already (``keep_off_walls``); else its (v, w) are scaled by the first of GUARD_SCALES
+# is already (``keep_clear``); else its (v, w) are scaled by the first of GUARD_SCALES
 # that keeps to that: less turn first (the point ahead then moves sideways by at most
 # lookahead x w less than ORCA chose), then slower on the same arc, then not at all.
 WALL_GAP = 0.02
@@ -99,8 +110,8 @@ class Corners:
             seg = int(segment[i])
             # The carrot's segment: the corners up to it are ahead of the robot.
             ahead = seg
-            while ahead < len(points) - 2 and _off_segment(carrot[i], points[ahead],
-                                                          points[ahead + 1]):
+            while (ahead < len(points) - 2
+                   and _off_segment(carrot[i], points[ahead], points[ahead + 1])):
                 ahead += 1
             k = None
             for j in range(max(last + 1, 1), min(ahead, len(points) - 2) + 1):
@@ -123,8 +134,8 @@ class Corners:
 
         The stop is on the narrow side's line through the vertex, moved out of the narrow
         stretch while that gives the robot more room, until the circumscribed disc has
-        CORNER_ROOM to spare (at most MAX_SHIFT); the
-        aim is the route's point AIM beyond the vertex: the robot turns toward it there.
+        CORNER_ROOM to spare (at most MAX_SHIFT); the aim is the route's point AIM beyond the
+        vertex: the robot turns toward it there.
         """
         key = (id(points), version, k)
         if key not in self._cache:
@@ -180,7 +191,8 @@ class Corners:
             side = np.array([-math.sin(yaw[i]), math.cos(yaw[i])])
             prefs[i] = self.rate[i] * lookahead[i] * side
 
-    def steer_commands(self, cfg, cmd, velocities, pos, yaw, steering, narrow):
+    def steer_commands(self, cfg, cmd, velocities, pos, yaw, steering, narrow, active,
+                       previous):
         """
         Return the commands (C, 3) of the robots that turn at corners, where that decides.
 
@@ -191,16 +203,18 @@ class Corners:
         its heading the solver gave its point ahead (velocities (C, 2)), and a yaw rate
         toward its target (ALIGN_GAIN per radian, within max_angular_speed): in a passage
         its polygon fits only along it, and the sideways part of an avoiding velocity would
-        turn it across. pos (C, 2) [m], yaw (C,) [rad].
+        turn it across. pos (C, 2) [m], yaw (C,) [rad]; active (C,) bool: the robots
+        commanded (the others keep their zero commands); previous (C, 3): the last commands,
+        from which v and w change within the acceleration limits.
         """
         cmd = cmd.copy()
         c = len(cmd)
-        turning = np.isfinite(self.rate)
+        turning = np.isfinite(self.rate) & active
         cmd[turning, 0] = cmd[turning, 1] = 0.0
         cmd[turning, 2] = self.rate[turning]
         steered = np.array([state in (None, RobotState.STUCK) for state in steering.navigation],
                            bool)
-        along = (self.turns[:c] & narrow & steered & ~turning & ~steering.reached
+        along = (self.turns[:c] & narrow & steered & active & ~turning & ~steering.reached
                  & np.isnan(self.stop[:, 0]) & np.any(cmd != 0.0, axis=1))
         for i in np.flatnonzero(along):
             way = steering.target[i] - pos[i]
@@ -211,17 +225,24 @@ class Corners:
             v = float(np.clip(velocities[i] @ h, -cfg.max_speed[i], cfg.max_speed[i]))
             cmd[i] = (v, 0.0, float(np.clip(ALIGN_GAIN * error, -cfg.max_angular_speed[i],
                                             cfg.max_angular_speed[i])))
+        changed = turning | along
+        if changed.any():
+            accel, decel, angular = (value[:c][changed] for value in cfg.accel_limits)
+            cmd[changed, 0] = drive.limit_change(cmd[changed, 0], previous[changed, 0],
+                                                 accel, decel, cfg.period)
+            cmd[changed, 2] = drive.limit_change(cmd[changed, 2], previous[changed, 2],
+                                                 angular, angular, cfg.period)
         return cmd
 
 
-def keep_clear(cfg, cmd, centre, yaw, model):
+def keep_clear(cfg, cmd, centre, yaw, model, present):
     """
-    Return the commands (C, 3), slowed where a turning robot's polygon would near a wall.
+    Return the commands (C, 3), slowed where a robot's polygon would swing near a wall.
 
     For the robots that turn at corners: the polygon, padded, placed where the command takes
     the robot in one and in two periods (an arc), against the map's walls near it (model :
     MapModel or None) and the other robots where they are now (polygons, or discs of their
-    radius). ORCA steers the point ahead; the rest of the body turns about the axle, and a
+    radius; present (N,) bool: the rows avoided). ORCA steers the point ahead; the rest of the body turns about the axle, and a
     rear corner swings sideways by its distance behind the axle over the point ahead's
     distance times as much as the point does, the other way: beside the rear, no half-plane
     of the point's velocity stops that. A command that would bring the polygon nearer a
@@ -237,7 +258,8 @@ def keep_clear(cfg, cmd, centre, yaw, model):
         travel = 2.0 * cfg.period * abs(cmd[i, 0])
         walls = (np.zeros((0, 2, 2)) if model is None else model.walls_near(
             centre[i:i + 1], np.array([reach + travel + WALL_GAP])))
-        near = np.hypot(*(centre - centre[i]).T) < reach + travel + ROBOT_GAP + cfg.radius
+        near = present & (np.hypot(*(centre - centre[i]).T)
+                          < reach + travel + ROBOT_GAP + cfg.radius)
         near[i] = False
         others = [(np.asarray(cfg.footprint[j], dtype=float), cfg.radius[j], centre[j], yaw[j])
                   for j in np.flatnonzero(near)]

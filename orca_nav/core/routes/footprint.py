@@ -236,8 +236,8 @@ class FootprintCells:
         """
         cell = np.floor(np.asarray(point, dtype=float) + 0.5).astype(np.int64)
         height, width = self.band.shape
-        if not (0 <= cell[0] < width and 0 <= cell[1] < height) or not self.band[cell[1],
-                                                                                  cell[0]]:
+        inside = 0 <= cell[0] < width and 0 <= cell[1] < height
+        if not inside or not self.band[cell[1], cell[0]]:
             return False
         turn = math.remainder(end - start, 2.0 * math.pi)
         n = int(math.ceil(abs(turn) / TURN_STEP)) + 1
