@@ -316,6 +316,7 @@ class FleetController:
         # Observe: every robot now (valid, fresh, stale), as an ORCA disc when the command acts.
         obs = self.observer.observe(inputs, cfg, now, warnings, lookahead)
         # Steer: preferred velocities toward the goals or the routes' carrots.
+        self.navigator.yaw = obs.ahead_yaw[:c]
         steering = steer(cfg, now, obs.pos, obs.known, obs.fresh, self.goal, self.has_goal,
                          self.navigator, self.give_way)
         # A differential robot with a footprint turns in place at a corner before a door and

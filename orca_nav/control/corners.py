@@ -85,15 +85,17 @@ class Corners:
         self._reached = [None] * c          # (route version, vertex) of the last corner
         self._cache = {}                    # (route, version, vertex) -> a corner or not
 
-    def update(self, robots, routes, versions, segment, pos, carrot, grid, reach):
+    def update(self, robots, routes, versions, segment, pos, yaw, carrot, grid, reach):
         """
         Hold the carrots of ``robots`` (R,) at their next corners; set ``heading``.
 
         routes, versions : the C routes and their change counters; segment (C,) the segment
-        each robot is on (``Following.segment``); pos (C, 2) [m]; carrot (C, 2) [m], changed
-        in place; grid : GridMap or None; reach (C,) [m] the circumscribed radii. A corner
-        the robot's projection has passed without it standing there (it came from the far
-        side) is still its stop while the robot is within ``reach`` of it.
+        each robot is on (``Following.segment``); pos (C, 2) [m], yaw (C,) [rad]; carrot
+        (C, 2) [m], changed in place; grid : GridMap or None; reach (C,) [m] the
+        circumscribed radii. A corner the robot's projection has passed without it standing
+        there (it came from the far side) is still its stop while the robot is within
+        ``reach`` of it; a robot already on the line from the stop through the corner,
+        heading along it (a route planned again from there), has reached it.
         """
         for i in robots[self.turns[robots]]:
             points = routes[i]
@@ -122,7 +124,8 @@ class Corners:
             if k is None:
                 continue
             stop, aim = self._corner(points, versions[i], k, grid, reach[i])
-            if math.hypot(*(pos[i] - stop)) <= CORNER_REACH:
+            if math.hypot(*(pos[i] - stop)) <= CORNER_REACH or _on_line(
+                    pos[i], yaw[i], stop, points[k], aim):
                 self._reached[i] = (versions[i], k)
                 self.heading[i] = math.atan2(aim[1] - pos[i, 1], aim[0] - pos[i, 0])
             else:
@@ -381,6 +384,24 @@ def _point_at(points, arc):
     t = 0.0 if lengths[k] <= 0.0 else float(np.clip((arc - (ends[k] - lengths[k]))
                                                     / lengths[k], 0.0, 1.0))
     return points[k] + t * (points[k + 1] - points[k])
+
+
+def _on_line(pos, yaw, stop, corner, aim):
+    """
+    Whether a robot at pos (2,), yaw [rad] stands between a stop and its corner, turned on.
+
+    Within CORNER_REACH of the line from ``stop`` through ``corner`` (between them), and
+    within SHIM_ANGLE of the heading toward ``aim``.
+    """
+    d = corner - stop
+    length = math.hypot(*d)
+    if length <= 0.0:
+        return False
+    t = float((pos - stop) @ d) / length
+    across = abs(float(d[0] * (pos[1] - stop[1]) - d[1] * (pos[0] - stop[0]))) / length
+    heading = math.atan2(aim[1] - pos[1], aim[0] - pos[0])
+    return (-CORNER_REACH <= t <= length + CORNER_REACH and across <= CORNER_REACH
+            and abs(wrap_angle(heading - yaw)) <= SHIM_ANGLE)
 
 
 def _off_segment(point, a, b):

@@ -114,6 +114,7 @@ class Navigator:
         self.replanned = np.zeros(c, bool)   # a stuck robot's route was planned once more
         self.progress = Progress(c)          # stuck and jams
         self.corners = Corners(c)            # stops at corners to turn in place
+        self.yaw = np.zeros(c)               # [rad] headings this tick (the controller's)
         if turns is not None:
             self.corners.turns[:] = self.queues.alone[:] = turns
         self.model = None            # MapModel in use
@@ -285,7 +286,7 @@ class Navigator:
             self.radius + self.config.route_margin, self._sight_radius())
         grid = None if self.model is None else self.model.grid
         self.corners.update(robots, self.points, self.version, self.following.segment, pos,
-                            target, grid, self.true_radius)
+                            self.yaw, target, grid, self.true_radius)
         self.carrot[robots] = target[robots]
         if self.model is not None:
             # Pushed off its route (e.g. through another door): plan from where it is.
