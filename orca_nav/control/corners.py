@@ -245,13 +245,13 @@ def keep_clear(cfg, cmd, centre, yaw, model, present):
     For the robots that turn at corners: the polygon, padded, placed where the command takes
     the robot in one and in two periods (an arc), against the map's walls near it (model :
     MapModel or None) and the other robots where they are now (polygons, or discs of their
-    radius; present (N,) bool: the rows avoided). ORCA steers the point ahead; the rest of the body turns about the axle, and a
-    rear corner swings sideways by its distance behind the axle over the point ahead's
-    distance times as much as the point does, the other way: beside the rear, no half-plane
-    of the point's velocity stops that. A command that would bring the polygon nearer a
-    wall or robot than it is now, within WALL_GAP (ROBOT_GAP) of it, is scaled by the first
-    of GUARD_SCALES that does not. centre (N, 2) [m] the axles and yaw (N,) [rad] when the
-    command takes effect.
+    radius; present (N,) bool: the rows avoided). ORCA steers the point ahead; the rest of
+    the body turns about the axle, and a rear corner swings sideways by its distance behind
+    the axle over the point ahead's distance times as much as the point does, the other way:
+    beside the rear, no half-plane of the point's velocity stops that. A command that would
+    bring the polygon nearer a wall or robot than it is now, within WALL_GAP (ROBOT_GAP) of
+    it, is scaled by the first of GUARD_SCALES that does not. centre (N, 2) [m] the axles
+    and yaw (N,) [rad] when the command takes effect.
     """
     cmd = cmd.copy()
     c = len(cmd)
