@@ -74,7 +74,10 @@ def lookahead_now(config, clearance):
     Return every robot's point ahead [m] (N,) for this tick: yielding in narrow passages.
 
     config : FleetConfig; clearance : (C,) [m] (``Navigator.clearance``). Observed robots keep
-    their configured lookahead. The tick's ``Observation`` carries it.
+    their configured lookahead, and so do robots with a footprint: their walls take the
+    polygon's half-planes, placed behind the point exactly, not a disc grown by it (and a
+    point nearer the axle would turn them faster per sideways speed). The tick's
+    ``Observation`` carries it.
     """
     c = config.n_controlled
     ahead = point_ahead(config.lookahead[:c], config.radius[:c], clearance)
