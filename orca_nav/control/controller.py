@@ -321,11 +321,13 @@ class FleetController:
                          self.navigator, self.give_way)
         # A differential robot with a footprint turns in place at a corner before a door and
         # goes straight through it (no pass-on-right bias where its way is narrow).
-        narrow = self.navigator.clearance < self.navigator.true_radius
-        cfg = narrow_turns(cfg, narrow)
-        self.navigator.corners.align_prefs(
-            cfg, obs.pos, obs.ahead_yaw, obs.lookahead, steering, narrow,
-            np.where(self.give_way.keeps_course(cfg, now), 0.0, cfg.pass_on_right))
+        shaped = self.navigator.corners.turns.any()
+        if shaped:
+            narrow = self.navigator.clearance < self.navigator.true_radius
+            cfg = narrow_turns(cfg, narrow)
+            self.navigator.corners.align_prefs(
+                cfg, obs.pos, obs.ahead_yaw, obs.lookahead, steering, narrow,
+                np.where(self.give_way.keeps_course(cfg, now), 0.0, cfg.pass_on_right))
         # Avoid: one solver call for robots, people and obstacles, within each robot's reach.
         *reach, previous = self.commands.reach(cfg, obs.twist, obs.ahead_yaw, obs.lookahead)
         velocities, moving = self.avoidance.avoid(cfg, now, inputs, obs, steering, reach,
@@ -339,7 +341,7 @@ class FleetController:
                                     warnings, previous, obs.lookahead, steering.prefs[:c])
         # A differential robot with a footprint: turning in place at a corner, along its route
         # in a passage, and no turn that swings its body into a wall or robot.
-        if turns_at_corners(cfg).any():
+        if shaped:
             yaw = obs.ahead_yaw
             centre = obs.orca_pos - obs.lookahead[:, None] * np.stack(
                 [np.cos(yaw), np.sin(yaw)], axis=1)
