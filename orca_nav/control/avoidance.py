@@ -69,7 +69,9 @@ def footprint_rows(cfg, obs, ways):
     turns = np.zeros(cfg.n)
     turns[:c] = np.clip(align_rate(ways[:c], obs.ahead_yaw[:c]), -cfg.max_angular_speed[:c],
                         cfg.max_angular_speed[:c]) * cfg.period
-    rows = np.full((cfg.n, len(DIFF_SWEEP) * max(len(p) for p in polygons), 2), np.nan)
+    copies = max(len(DIFF_SWEEP) if diff else len(SWEEP)
+                 for p, diff in zip(shaped, cfg.differential) if p is not None)
+    rows = np.full((cfg.n, copies * max(len(p) for p in polygons), 2), np.nan)
     body = np.zeros(cfg.n)
     for r, polygon in enumerate(shaped):
         if polygon is None:
