@@ -90,6 +90,8 @@ def lookahead_now(config, clearance):
 APPROACH = 1.5
 # [s] no robot waits longer than this for a passage; then it goes anyway (0: no queues)
 MAX_WAIT = 30.0
+# [m] a robot that goes through alone asks this far before it
+ALONE_APPROACH = 3.0
 # [s] ... a robot that goes through alone waits up to this (each ahead of it stops and turns
 # twice)
 ALONE_MAX_WAIT = 90.0
@@ -269,7 +271,8 @@ class Queues:
             if self.next[i] >= len(own) or self.holds[i]:
                 continue
             passage = own[self.next[i]]
-            if arc[i] < passage.start - APPROACH and self.since[i] == math.inf:
+            approach = ALONE_APPROACH if self.alone[i] else APPROACH
+            if arc[i] < passage.start - approach and self.since[i] == math.inf:
                 continue                    # not there yet (a queue's far spots lie further)
             oncoming, ahead = self._others(i, passage, radius, now)
             patience = ALONE_MAX_WAIT if self.alone[i] else MAX_WAIT
