@@ -28,7 +28,9 @@ field along the route near each robot (``orca_nav.core.routes.follow.route_clear
   projection onto the route is past the exit; a robot that finds itself at or in the
   entrance (it started there, or was pushed in) holds it at once. No robot waits longer than
   MAX_WAIT: then it goes anyway (the jam rule of control/progress.py sorts out a meeting
-  inside).
+  inside). A robot that goes through alone (``Queues.alone``: a differential robot with a
+  footprint, which stops and turns in place at both ends) is neither followed nor follows,
+  asks ALONE_APPROACH before the entrance and waits up to ALONE_MAX_WAIT.
 """
 
 import dataclasses
