@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 from orca_nav.control.navigation import NavigationConfig, Navigator, planner_keys
+from orca_nav.control.planning import make_planner
 from orca_nav.control.warmup import InlineExecutor
 from orca_nav.core.geometry import convex_gap, placed_polygon
 from orca_nav.core.routes import planner as planner_module
@@ -163,3 +164,27 @@ def test_navigator_routes_the_cart_through_the_door():
     assert navigator.points[0] is not None, navigator.reason
     assert footprint_collisions(navigator.model.grid, navigator.points[0]) == []
     navigator.close()
+
+
+def test_a_differential_cart_is_routed_only_where_it_can_turn_in_place():
+    """A U-turn in a corridor 0.8 m wide: each leg fits the cart, the turn between does not."""
+    occupancy = np.full((60, 120), 100)
+    occupancy[20:36, 5:115] = 0                  # free from y = 1.0 to 1.8 m
+    grid = grid_of(occupancy)
+    cells = cart_planner(grid, turn_in_place=True)._footprint
+    back = grid.world_to_local(np.array([[1.0, 1.4], [4.0, 1.4], [2.0, 1.4]]))
+    assert cells.polyline_hits(back, np.ones(2, bool)) is None           # crabbing round
+    assert np.allclose(cells.polyline_hits(back, np.ones(2, bool), turns=True), back[1])
+    assert cells.turn_hits(back[1], 0.0, 0.05) is False
+    assert cells.turn_hits(back[1], 0.0, math.pi / 2) is True
+    # Off the map (nothing to meet) any turn fits.
+    assert cells.turn_hits(np.array([1000.0, 1000.0]), 0.0, math.pi) is False
+
+
+def test_planner_keys_of_differential_carts_ask_for_turns_in_place():
+    radius, true_radius = np.array([0.6, 0.6]), np.array([CIRCUMSCRIBED, CIRCUMSCRIBED])
+    config = NavigationConfig()
+    keys = planner_keys(radius, true_radius, config, [CART, CART], [False, True])
+    assert keys[1][:-1] == keys[0] and keys[1][-1] == 1.0
+    grid = two_rooms(0.8)
+    assert [make_planner(grid, key)._turns for key in keys] == [False, True]

@@ -117,12 +117,8 @@ def _marks(name, drive):
     return [] if name in QUICK else [pytest.mark.slow]
 
 
-# Differential carts avoid and are routed as the discs that hold them: the cart door is
-# refused them (test_footprint_worlds.py checks that they stay out, untouched).
-NOT_FOR = {('cart_door', 'differential')}
 CASES = [pytest.param(name, drive, marks=_marks(name, drive))
-         for name in available_scenarios() for drive in ('holonomic', 'differential')
-         if (name, drive) not in NOT_FOR]
+         for name in available_scenarios() for drive in ('holonomic', 'differential')]
 
 
 @pytest.mark.parametrize('name, drive', CASES)

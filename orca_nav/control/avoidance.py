@@ -31,20 +31,23 @@ KEEPOUT_MIN_SPEED = 0.1
 
 
 # A robot with a footprint is avoided as the hull of its polygon at these fractions of the
-# turn it may make within a period (``footprint_rows``).
+# turn it may make within a period (``footprint_rows``): a holonomic one toward its way, a
+# differential one either way (its turn is what the solver's velocity for its point ahead
+# asks for).
 SWEEP = (0.0, 0.5, 1.0)
+DIFF_SWEEP = (-1.0, -0.5, 0.0, 0.5, 1.0)
 
 
 def shaped_footprints(cfg):
     """
-    Return (N,) the footprints avoidance and routes use: the holonomic robots' (None else).
+    Return (N,) the footprints avoidance and routes use: every robot's (None: a disc).
 
-    A differential robot with a footprint still avoids and is routed as the disc that holds
-    it: its point ahead cannot follow a velocity sideways, so its body goes where the
-    polygon's half-planes did not plan it (carts in a door touched the jambs).
+    A differential robot's point ahead cannot follow a velocity sideways, so its body would
+    go where the polygon's half-planes did not plan it (carts in a door touched the jambs):
+    control/corners.py makes it stop and turn in place before a narrow place, drive along
+    it, and keeps its turns off walls and robots.
     """
-    return tuple(None if diff else polygon
-                 for polygon, diff in zip(cfg.footprint, cfg.differential))
+    return tuple(cfg.footprint)
 
 
 def footprint_rows(cfg, obs, ways):
@@ -55,7 +58,8 @@ def footprint_rows(cfg, obs, ways):
     ORCA point (a differential robot's point ahead); grown by footprint_padding and the
     localisation's inflation (``footprint_body``). No footprint in the fleet: none. The
     polygon covers every heading the robot may turn to within the period toward its way
-    (ways: the preferred velocities, ``commands.align_rate``).
+    (ways: the preferred velocities, ``commands.align_rate``); a differential robot's every
+    heading within max_angular_speed x period either way (the tick's, ``corners.narrow_turns``).
     """
     shaped = shaped_footprints(cfg)
     polygons = [p for p in shaped if p is not None]
@@ -65,7 +69,9 @@ def footprint_rows(cfg, obs, ways):
     turns = np.zeros(cfg.n)
     turns[:c] = np.clip(align_rate(ways[:c], obs.ahead_yaw[:c]), -cfg.max_angular_speed[:c],
                         cfg.max_angular_speed[:c]) * cfg.period
-    rows = np.full((cfg.n, len(SWEEP) * max(len(p) for p in polygons), 2), np.nan)
+    copies = max(len(DIFF_SWEEP) if diff else len(SWEEP)
+                 for p, diff in zip(shaped, cfg.differential) if p is not None)
+    rows = np.full((cfg.n, copies * max(len(p) for p in polygons), 2), np.nan)
     body = np.zeros(cfg.n)
     for r, polygon in enumerate(shaped):
         if polygon is None:
@@ -75,7 +81,10 @@ def footprint_rows(cfg, obs, ways):
         # Every heading the robot may turn to within the step: the hull of the turned copies
         # (the arcs its corners sweep bulge by R (1 - cos(turn / 2)) beyond it: 1.5 mm for a
         # 0.54 m corner at 1.5 rad/s and 10 Hz, in the body's padding).
-        sweep = turns[r] * np.array(SWEEP)
+        if cfg.differential[r]:
+            sweep = cfg.max_angular_speed[r] * cfg.period * np.array(DIFF_SWEEP)
+        else:
+            sweep = turns[r] * np.array(SWEEP)
         copies = np.concatenate([placed_polygon(polygon, [0.0, 0.0, yaw + a]) for a in sweep])
         swept = convex_hull(copies) - obs.lookahead[r] * np.array([c, s])
         rows[r, :len(swept)] = swept

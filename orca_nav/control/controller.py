@@ -24,6 +24,7 @@ import numpy as np
 from .avoidance import Avoidance, shaped_footprints, wall_model
 from .commands import Commands, limit
 from .config import FleetConfig
+from .corners import keep_clear, narrow_turns, turns_at_corners
 from .giveway import GiveWay
 from .navigation import NavigationConfig, Navigator
 from .observation import Observer
@@ -195,7 +196,8 @@ class FleetController:
         # Routes keep the planning radius (radius + safety_margin) + route_margin from walls.
         self.navigator = Navigator(config.planning_radius[:c], navigation, executor,
                                    true_radius=config.radius[:c],
-                                   footprints=shaped_footprints(config)[:c])
+                                   footprints=shaped_footprints(config)[:c],
+                                   turns=turns_at_corners(config)[:c])
         self.give_way = GiveWay(c)  # priority overrides and velocity locks
         self.people = PeopleTracker(config.people) if config.people is not None else None
         self.observer = Observer(config.n)
@@ -231,7 +233,8 @@ class FleetController:
         c = config.n_controlled
         self.navigator.reconfigure(config.planning_radius[:c], config.radius[:c],
                                    self.navigator.config if navigation is None else navigation,
-                                   footprints=shaped_footprints(config)[:c])
+                                   footprints=shaped_footprints(config)[:c],
+                                   turns=turns_at_corners(config)[:c])
 
     def set_map(self, grid) -> None:
         """Plan on this GridMap from now on (walls and routes are ready a moment later)."""
@@ -313,8 +316,18 @@ class FleetController:
         # Observe: every robot now (valid, fresh, stale), as an ORCA disc when the command acts.
         obs = self.observer.observe(inputs, cfg, now, warnings, lookahead)
         # Steer: preferred velocities toward the goals or the routes' carrots.
+        self.navigator.yaw = obs.ahead_yaw[:c]
         steering = steer(cfg, now, obs.pos, obs.known, obs.fresh, self.goal, self.has_goal,
                          self.navigator, self.give_way)
+        # A differential robot with a footprint turns in place at a corner before a door and
+        # goes straight through it (no pass-on-right bias where its way is narrow).
+        shaped = self.navigator.corners.turns.any()
+        if shaped:
+            narrow = self.navigator.clearance < self.navigator.true_radius
+            cfg = narrow_turns(cfg, narrow)
+            self.navigator.corners.align_prefs(
+                cfg, obs.pos, obs.ahead_yaw, obs.lookahead, steering, narrow,
+                np.where(self.give_way.keeps_course(cfg, now), 0.0, cfg.pass_on_right))
         # Avoid: one solver call for robots, people and obstacles, within each robot's reach.
         *reach, previous = self.commands.reach(cfg, obs.twist, obs.ahead_yaw, obs.lookahead)
         velocities, moving = self.avoidance.avoid(cfg, now, inputs, obs, steering, reach,
@@ -326,6 +339,18 @@ class FleetController:
         # Command: each drive's command within its limits, remembered for the next ticks.
         cmd = self.commands.command(cfg, velocities[:c], obs.ahead_yaw[:c], obs.active[:c],
                                     warnings, previous, obs.lookahead, steering.prefs[:c])
+        # A differential robot with a footprint: turning in place at a corner, along its route
+        # in a passage, and no turn that swings its body into a wall or robot.
+        if shaped:
+            yaw = obs.ahead_yaw
+            centre = obs.orca_pos - obs.lookahead[:, None] * np.stack(
+                [np.cos(yaw), np.sin(yaw)], axis=1)
+            cmd = self.navigator.corners.steer_commands(
+                cfg, cmd, velocities[:c], obs.pos[:c], yaw[:c], steering, narrow,
+                obs.active[:c], previous)
+            cmd = limit(cfg, keep_clear(cfg, cmd, centre, yaw, wall_model(self.navigator),
+                                        obs.present))
+            self.commands.last = cmd.copy()
         self.observer.commanded(now, cmd, cfg.command_delay)
         # Travel asked of each robot: one that does not move when commanded gives no way.
         self.navigator.progress.commanded(now, velocities[:c])

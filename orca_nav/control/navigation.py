@@ -22,6 +22,7 @@ import math
 import numpy as np
 from orca_nav.core.routes.planner import DEFAULT_COST_SCALING, LETHAL_TOLERANCE_CELLS
 
+from .corners import Corners
 from .following import Following
 from .map_model import MapModel
 from .passages import BUSY, Queues
@@ -47,21 +48,27 @@ class NavigationConfig:
     route_cost_scaling_factor: float = DEFAULT_COST_SCALING
 
 
-def planner_keys(radius, true_radius, cfg, footprints=None):
+def planner_keys(radius, true_radius, cfg, footprints=None, turns=None):
     """
     Return each robot's planner key (planning.make_planner): true radius and costs.
 
     footprints : (C,) of (K, 2) polygons [m] or None (a disc), or None for all discs. A
     robot with a footprint (its true radius: the circumscribed one plus footprint_padding)
     gets its polygon's coordinates appended: lethal is then its inscribed disc, and routes
-    through the band between are checked with the polygon turned along them.
+    through the band between are checked with the polygon turned along them. turns : (C,)
+    bool or None: a robot with a footprint that turns in place where its route turns (a
+    differential drive) gets 1.0 after them (its turns are checked too).
     """
     if footprints is None:
         footprints = [None] * len(radius)
+    if turns is None:
+        turns = np.zeros(len(radius), bool)
     return [(r, p - r + cfg.route_margin, cfg.route_inflation_band,
              cfg.route_cost_scaling_factor, LETHAL_TOLERANCE_CELLS)
-            + (() if f is None else tuple(np.asarray(f, dtype=float).ravel().tolist()))
-            for r, p, f in zip(true_radius.tolist(), radius.tolist(), footprints)]
+            + (() if f is None else tuple(np.asarray(f, dtype=float).ravel().tolist())
+               + ((1.0,) if t else ()))
+            for r, p, f, t in zip(true_radius.tolist(), radius.tolist(), footprints,
+                                  np.asarray(turns, bool).tolist())]
 
 
 class Navigator:
@@ -75,13 +82,15 @@ class Navigator:
     """
 
     def __init__(self, radius, config: NavigationConfig = NavigationConfig(), executor=None,
-                 true_radius=None, footprints=None):
+                 true_radius=None, footprints=None, turns=None):
         """
         Keep routes of robots of these radii (C,) [m]; plan on ``executor`` (futures).
 
         radius : the planning radii (with the safety margin); true_radius : the true discs,
         lethal for routes (default: radius); footprints : (C,) polygons (K, 2) [m] or None
-        per robot (FleetConfig.footprint), or None: all discs.
+        per robot (FleetConfig.footprint), or None: all discs; turns : (C,) bool, the robots
+        that turn in place at their routes' corners (``Corners``: differential robots with a
+        footprint), or None: none.
         """
         self.radius = np.asarray(radius, dtype=float)
         self.true_radius = np.asarray(radius if true_radius is None else true_radius,
@@ -104,6 +113,10 @@ class Navigator:
         self.carrot, self.clearance = self.following.carrot, self.following.clearance
         self.replanned = np.zeros(c, bool)   # a stuck robot's route was planned once more
         self.progress = Progress(c)          # stuck and jams
+        self.corners = Corners(c)            # stops at corners to turn in place
+        self.yaw = np.zeros(c)               # [rad] headings this tick (the controller's)
+        if turns is not None:
+            self.corners.turns[:] = self.queues.alone[:] = turns
         self.model = None            # MapModel in use
         self._pending_map = None     # (grid, map id, Future of its wall pieces)
         self._jobs = []              # Futures of plan batches
@@ -146,11 +159,12 @@ class Navigator:
         return out
 
     def reconfigure(self, radius, true_radius, config: NavigationConfig,
-                    footprints=False) -> None:
+                    footprints=False, turns=None) -> None:
         """
         Plan with new radii (C,) [m] (planning and true) and settings from now on.
 
-        footprints : as in the constructor; False (the default) keeps the current ones.
+        footprints : as in the constructor; False (the default) keeps the current ones;
+        turns : as in the constructor, None keeps the current ones.
 
         When the routes' clearances change (a runtime change of radius, safety_margin,
         route_margin or the route costs), the map's planners are built again and every
@@ -162,6 +176,8 @@ class Navigator:
         self.config = config
         if footprints is not False:
             self.footprints = None if footprints is None else tuple(footprints)
+        if turns is not None:
+            self.corners.turns[:] = self.queues.alone[:] = turns
         grid = (self._pending_map[0] if self._pending_map is not None
                 else None if self.model is None else self.model.grid)
         if grid is not None and self._clearances() != before:
@@ -210,7 +226,7 @@ class Navigator:
 
     def _clearances(self):
         return sorted(set(planner_keys(self.radius, self.true_radius, self.config,
-                                       self.footprints)))
+                                       self.footprints, self.corners.turns)))
 
     # --- one tick --------------------------------------------------------------------------
 
@@ -268,6 +284,10 @@ class Navigator:
             robots, self.points, self.version, pos,
             None if self.model is None else self.model.grid, self.config.route_lookahead,
             self.radius + self.config.route_margin, self._sight_radius())
+        grid = None if self.model is None else self.model.grid
+        self.corners.update(robots, self.points, self.version, self.following.segment, pos,
+                            self.yaw, target, grid, self.true_radius)
+        self.carrot[robots] = target[robots]
         if self.model is not None:
             # Pushed off its route (e.g. through another door): plan from where it is.
             pushed = np.zeros(len(self.routed), bool)
@@ -334,7 +354,8 @@ class Navigator:
         if len(ready):
             self.needs_plan[ready], self.planning[ready] = False, True
             batch = [(i, int(self.request[i]), pos[i].copy(), goal[i].copy()) for i in ready]
-            keys = planner_keys(self.radius, self.true_radius, self.config, self.footprints)
+            keys = planner_keys(self.radius, self.true_radius, self.config, self.footprints,
+                                self.corners.turns)
             self._jobs.append(self._worker.submit_plans(batch, keys))
 
 

@@ -137,9 +137,9 @@ PARAMS = (
        'Robot outline as in Nav2: "[[x, y], ...]" [m] in the base frame (x forward), at least '
        '3 points around the origin, every vertex within 10 m of it (a concave one is replaced '
        "by its convex hull); it overrides radius. '' or '[]' = none, a disc of radius (per "
-       "robot: '[]' = a disc in a fleet with a footprint). A holonomic robot avoids and is "
-       'routed with the polygon and turns its long axis to its way; a differential one still '
-       'as the disc that holds it (radius = the farthest vertex + footprint_padding)',
+       "robot: '[]' = a disc in a fleet with a footprint). A robot avoids and is routed with "
+       'the polygon; a holonomic one turns its long axis to its way, a differential one stops '
+       'and turns in place before and after a narrow place and drives along it',
        per_robot=''),
     _p('footprint_padding', 0.01, 'double',
        'Added to the footprint for planning, as Nav2: the disc of a robot with a footprint is '

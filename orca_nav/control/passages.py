@@ -28,7 +28,9 @@ field along the route near each robot (``orca_nav.core.routes.follow.route_clear
   projection onto the route is past the exit; a robot that finds itself at or in the
   entrance (it started there, or was pushed in) holds it at once. No robot waits longer than
   MAX_WAIT: then it goes anyway (the jam rule of control/progress.py sorts out a meeting
-  inside).
+  inside). A robot that goes through alone (``Queues.alone``: a differential robot with a
+  footprint, which stops and turns in place at both ends) is neither followed nor follows,
+  asks ALONE_APPROACH before the entrance and waits up to ALONE_MAX_WAIT.
 """
 
 import dataclasses
@@ -74,10 +76,15 @@ def lookahead_now(config, clearance):
     Return every robot's point ahead [m] (N,) for this tick: yielding in narrow passages.
 
     config : FleetConfig; clearance : (C,) [m] (``Navigator.clearance``). Observed robots keep
-    their configured lookahead. The tick's ``Observation`` carries it.
+    their configured lookahead, and so do robots with a footprint: their walls take the
+    polygon's half-planes, placed behind the point exactly, not a disc grown by it (and a
+    point nearer the axle would turn them faster per sideways speed). The tick's
+    ``Observation`` carries it.
     """
     c = config.n_controlled
     ahead = point_ahead(config.lookahead[:c], config.radius[:c], clearance)
+    shaped = np.array([p is not None for p in config.footprint[:c]], bool)
+    ahead = np.where(shaped, config.lookahead[:c], ahead)
     return np.concatenate([ahead, config.lookahead[c:]])
 
 
@@ -85,6 +92,11 @@ def lookahead_now(config, clearance):
 APPROACH = 1.5
 # [s] no robot waits longer than this for a passage; then it goes anyway (0: no queues)
 MAX_WAIT = 30.0
+# [m] a robot that goes through alone asks this far before it
+ALONE_APPROACH = 3.0
+# [s] ... a robot that goes through alone waits up to this (each ahead of it stops and turns
+# twice)
+ALONE_MAX_WAIT = 90.0
 # [radii] the waiting spot: this far before the entrance along the route ...
 WAIT_BACK = (3.0, 5.0)
 # [radii] ... and this far to the side of it (the right first), clear of whoever comes out
@@ -211,7 +223,10 @@ class Queues:
 
     Per robot i: ``passages[i]`` (list of Passage) on its route, ``next[i]`` the first one it
     has not left yet, ``holds[i]`` whether it may go through that one, ``since[i]`` when it
-    began to wait for it (inf: not waiting).
+    began to wait for it (inf: not waiting). ``alone[i]``: robot i goes through alone, no
+    robot following it or followed by it (a differential robot with a footprint: it stops
+    and turns in place before and after a passage, where the one behind it would stand),
+    and waits up to ALONE_MAX_WAIT.
     """
 
     def __init__(self, c):
@@ -220,6 +235,7 @@ class Queues:
         self.next = np.zeros(c, np.int64)
         self.holds = np.zeros(c, bool)
         self.since = np.full(c, math.inf)
+        self.alone = np.zeros(c, bool)
 
     def route_changed(self, i, points, grid, radius):
         """
@@ -257,10 +273,12 @@ class Queues:
             if self.next[i] >= len(own) or self.holds[i]:
                 continue
             passage = own[self.next[i]]
-            if arc[i] < passage.start - APPROACH and self.since[i] == math.inf:
+            approach = ALONE_APPROACH if self.alone[i] else APPROACH
+            if arc[i] < passage.start - approach and self.since[i] == math.inf:
                 continue                    # not there yet (a queue's far spots lie further)
             oncoming, ahead = self._others(i, passage, radius, now)
-            if (arc[i] >= passage.start - radius[i] or now - self.since[i] >= MAX_WAIT
+            patience = ALONE_MAX_WAIT if self.alone[i] else MAX_WAIT
+            if (arc[i] >= passage.start - radius[i] or now - self.since[i] >= patience
                     or not oncoming):
                 self.holds[i], self.since[i] = True, math.inf
                 continue
@@ -273,8 +291,9 @@ class Queues:
         Return (whether a robot coming the other way goes first, the robots queued before i).
 
         One coming the other way goes first when it holds a passage that shares ground with
-        i's, or waits for one since earlier; queued before i: those waiting longer (lower
-        rows first on a tie) to go the same way.
+        i's, or waits for one since earlier (so does one going the same way when either goes
+        ``alone``); queued before i: those waiting longer (lower rows first on a tie) to go
+        the same way.
         """
         mine = (min(self.since[i], now), i)
         oncoming, ahead = False, 0
@@ -285,7 +304,7 @@ class Queues:
             if not (self.holds[j] or earlier):
                 continue
             way = _shared(passage, self.passages[j][self.next[j]], radius[i] + radius[j])
-            oncoming |= way < 0
+            oncoming |= way < 0 or (way > 0 and (self.alone[i] or self.alone[j]))
             ahead += int(way > 0 and earlier and not self.holds[j])
         return oncoming, ahead
 

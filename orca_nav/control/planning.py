@@ -24,7 +24,8 @@ from .map_model import wall_pieces
 # Maps held by the worker, map id -> (grid, {key: RoutePlanner}); the newest only. A key is
 # a clearance [m] (shortest routes that keep it) or the tuple (clearance, margin,
 # inflation_band, cost_scaling_factor, tolerance) of RoutePlanner's arguments (cost routes),
-# for a robot with a footprint followed by its polygon's x0, y0, x1, y1, ... [m].
+# for a robot with a footprint followed by its polygon's x0, y0, x1, y1, ... [m], and for
+# one that turns in place where its route turns (a differential drive) then by 1.0.
 _MAPS = {}
 # The worker process runs at this lower priority (nice increment): on a busy machine the
 # control ticks get the CPU first and plans simply take longer.
@@ -50,10 +51,13 @@ def make_planner(grid, key):
     """Return the RoutePlanner of a key (see _MAPS)."""
     if isinstance(key, tuple):
         clearance, margin, band, scaling, tolerance = key[:5]
-        footprint = np.reshape(key[5:], (-1, 2)) if len(key) > 5 else None
+        rest = key[5:]
+        turns = len(rest) % 2 == 1 and rest[-1] > 0.0   # a last odd value: turns in place
+        rest = rest[:len(rest) - len(rest) % 2]
+        footprint = np.reshape(rest, (-1, 2)) if len(rest) else None
         return RoutePlanner(grid, clearance, margin=margin, inflation_band=band,
                             cost_scaling_factor=scaling, tolerance=tolerance,
-                            footprint=footprint)
+                            footprint=footprint, turn_in_place=turns)
     return RoutePlanner(grid, key)
 
 

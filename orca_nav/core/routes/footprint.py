@@ -41,6 +41,8 @@ TURN_COST = 2.0
 # route it repairs.
 WINDOW_RADII = 4.0
 WINDOW_CELLS = 10
+# [rad] A turn in place is tested at headings this far apart (``turn_hits``).
+TURN_STEP = math.pi / 32
 # Points tested per call at once (memory: points x window cells x axes).
 CHUNK = 256
 # The 8 grid directions (drow, dcol), at heading 2 pi j / 8 (column = x, row = y).
@@ -187,14 +189,21 @@ class FootprintCells:
                                         & occupied).any(axis=1)
         return out
 
-    def polyline_hits(self, path: np.ndarray, check: np.ndarray,
-                      step: float = 0.5) -> Optional[np.ndarray]:
+    def polyline_hits(self, path: np.ndarray, check: np.ndarray, step: float = 0.5,
+                      turns: bool = False) -> Optional[np.ndarray]:
         """
         Return the first point (2,) of a polyline where the polygon meets obstacles, or None.
 
         path (K, 2) cell coordinates; the polygon is turned along each segment, tested every
         ``step`` cells on it and at both its ends; check (K - 1,) bool: the segments to test.
+        turns: the polygon also turns in place at each vertex between two segments of which
+        one is tested (``turn_hits``): a robot that cannot crab (a differential drive).
         """
+        if turns:
+            for k in range(1, len(path) - 1):
+                if (check[k - 1] or check[k]) and self.turn_hits(
+                        path[k], _heading(path[k - 1], path[k]), _heading(path[k], path[k + 1])):
+                    return path[k]
         samples, heading = [], []
         for k in np.flatnonzero(check):
             a, b = path[k], path[k + 1]
@@ -217,12 +226,32 @@ class FootprintCells:
         hit[near] = self.hits(samples[near], heading[near])
         return samples[int(np.argmax(hit))] if hit.any() else None
 
-    def shortcut(self, path: np.ndarray) -> np.ndarray:
+    def turn_hits(self, point: np.ndarray, start: float, end: float) -> bool:
+        """
+        Return whether the polygon turning in place at ``point`` meets obstacles.
+
+        point (2,) cell coordinates; from heading ``start`` to ``end`` [rad] the shorter way,
+        tested every TURN_STEP and at both ends. Beyond the band (the circumscribed disc
+        free) it turns freely.
+        """
+        cell = np.floor(np.asarray(point, dtype=float) + 0.5).astype(np.int64)
+        height, width = self.band.shape
+        inside = 0 <= cell[0] < width and 0 <= cell[1] < height
+        if not inside or not self.band[cell[1], cell[0]]:
+            return False
+        turn = math.remainder(end - start, 2.0 * math.pi)
+        n = int(math.ceil(abs(turn) / TURN_STEP)) + 1
+        heading = start + np.linspace(0.0, turn, n)
+        return bool(self.hits(np.broadcast_to(point, (n, 2)), heading).any())
+
+    def shortcut(self, path: np.ndarray, turns: bool = False) -> np.ndarray:
         """
         Return a (K', 2) polyline of some of a (K, 2) path's points (ends kept) that fits.
 
         Greedy: from each kept point, the farthest later point joined to it by a segment the
         polygon, turned along it, fits all along (``polyline_hits``); else the next point.
+        turns: and the polygon fits turning in place at the kept point from the segment
+        before to that one (``turn_hits``; the next point is taken when none fits).
         """
         kept = [0]
         one = np.ones(1, dtype=bool)
@@ -230,10 +259,18 @@ class FootprintCells:
         while kept[-1] < len(path) - 1:
             i = kept[-1]
             j = len(path) - 1
-            while j > i + 1 and self.polyline_hits(path[[i, j]], one) is not None:
+            while j > i + 1 and (self.polyline_hits(path[[i, j]], one) is not None or (
+                    turns and len(kept) > 1 and self.turn_hits(
+                        path[i], _heading(path[kept[-2]], path[i]),
+                        _heading(path[i], path[j])))):
                 j -= 1
             kept.append(j)
         return path[kept]
+
+
+def _heading(a: np.ndarray, b: np.ndarray) -> float:
+    """Return the heading [rad] from point a to point b (column, row) cell coordinates."""
+    return math.atan2(b[1] - a[1], b[0] - a[0])
 
 
 def heading_cells(fits: np.ndarray, costs: np.ndarray, start_rc, goal_rc,

@@ -394,7 +394,7 @@ class RoutePlanner:
                  cost_scaling_factor: float = DEFAULT_COST_SCALING, tolerance: float = 0.0,
                  max_fine_cells: int = FINE_MAX_CELLS,
                  cache_size: int = DEFAULT_CACHE_SIZE,
-                 footprint: Optional[ArrayLike] = None) -> None:
+                 footprint: Optional[ArrayLike] = None, turn_in_place: bool = False) -> None:
         """
         Inflate the map, weigh its cells and prepare the search.
 
@@ -412,6 +412,8 @@ class RoutePlanner:
                 radius plus padding (the padding: clearance less the farthest vertex), the
                 lethal zone is its inscribed disc's (plus padding), and the band between is
                 checked with the polygon turned along the route (see ``footprint``)
+            turn_in_place: with a footprint, the robot cannot crab (a differential drive):
+                where the route turns, the polygon turning in place there must fit too
         """
         self.grid = grid
         self.clearance = float(clearance)
@@ -421,6 +423,7 @@ class RoutePlanner:
         self.tolerance = max(float(tolerance), 0.0)
         resolution = grid.resolution
         self._footprint = None
+        self._turns = bool(turn_in_place) and footprint is not None
         width = None
         if footprint is None:
             self._lethal = self.clearance + self.tolerance * resolution   # [m] centre distance
@@ -635,12 +638,13 @@ class RoutePlanner:
         Return a (K, 2) (column, row) polyline along which the footprint fits, or raise.
 
         ``kept`` (the shortcut route) when the polygon, turned along each segment, fits all
-        along it (tested in the band only); else the cheapest way of the heading search
+        along it (tested in the band only), and turning in place at its vertices for a robot
+        that turns in place; else the cheapest way of the heading search
         (``footprint.heading_cells``) near the cell path ``cells`` (K, 2) (row, col), its
         straight stretches joined, from the exact start to the exact goal.
         """
         check = np.ones(len(kept) - 1, dtype=bool)
-        hit = self._footprint.polyline_hits(kept, check)
+        hit = self._footprint.polyline_hits(kept, check, turns=self._turns)
         if hit is None:
             return kept
         reach = int(math.ceil(WINDOW_RADII * self._footprint.reach)) + WINDOW_CELLS
@@ -660,7 +664,7 @@ class RoutePlanner:
         path = path[np.concatenate([[True], turn, [True]])]
         # The exact ends instead of their cells' centres (a step aside would turn the robot).
         path[0], path[-1] = kept[0], kept[-1]
-        return self._footprint.shortcut(path)
+        return self._footprint.shortcut(path, turns=self._turns)
 
 
 def route_costs(distance: np.ndarray, free: np.ndarray, preferred: float, band: float,
