@@ -13,7 +13,8 @@ the other way). So, besides avoiding with its polygon (``avoidance.footprint_row
   route's point AIM beyond the corner and only then drives on (``align_prefs``,
   ``steer_commands``). The stop is on the narrow stretch's line, out where the
   circumscribed disc has CORNER_ROOM (routes put their turns where the polygon can turn,
-  ``FootprintCells.turn_hits``).
+  ``FootprintCells.turn_hits``). A robot that cannot turn in place where it stands and has
+  the stop beside it drives on along its route instead (``_cramped``).
 - **In a passage it drives along its route** (``steer_commands``): the speed the solver gave
   its point ahead along its heading, a yaw rate toward its target (the sideways part of an
   avoiding velocity would turn it across the passage), no pass-on-right bias, and at most
