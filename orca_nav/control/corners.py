@@ -13,7 +13,8 @@ the other way). So, besides avoiding with its polygon (``avoidance.footprint_row
   route's point AIM beyond the corner and only then drives on (``align_prefs``,
   ``steer_commands``). The stop is on the narrow stretch's line, out where the
   circumscribed disc has CORNER_ROOM (routes put their turns where the polygon can turn,
-  ``FootprintCells.turn_hits``).
+  ``FootprintCells.turn_hits``). A robot that cannot turn in place where it stands and has
+  the stop beside it drives on along its route instead (``_cramped``).
 - **In a passage it drives along its route** (``steer_commands``): the speed the solver gave
   its point ahead along its heading, a yaw rate toward its target (the sideways part of an
   avoiding velocity would turn it across the passage), no pass-on-right bias, and at most
@@ -124,6 +125,9 @@ class Corners:
             if k is None:
                 continue
             stop, aim = self._corner(points, versions[i], k, grid, reach[i])
+            if _cramped(pos[i], yaw[i], stop, grid, reach[i]):
+                self._reached[i] = (versions[i], k)   # it drives on along its route
+                continue
             if math.hypot(*(pos[i] - stop)) <= CORNER_REACH or _on_line(
                     pos[i], yaw[i], stop, points[k], aim):
                 self._reached[i] = (versions[i], k)
@@ -402,6 +406,22 @@ def _on_line(pos, yaw, stop, corner, aim):
     heading = math.atan2(aim[1] - pos[1], aim[0] - pos[0])
     return (-CORNER_REACH <= t <= length + CORNER_REACH and across <= CORNER_REACH
             and abs(wrap_angle(heading - yaw)) <= SHIM_ANGLE)
+
+
+def _cramped(pos, yaw, stop, grid, reach):
+    """
+    Whether a robot at pos (2,), yaw [rad] can neither turn toward its stop nor is there.
+
+    Where the map leaves it less than its circumscribed radius ``reach`` [m] (it cannot turn
+    in place) and the stop is nearer than that, more than SHIM_ANGLE off its heading (a
+    route planned from where it stands, stepping sideways onto its lane): turning toward the
+    stop would swing its body into a wall, so it drives on along its route instead.
+    """
+    way = stop - pos
+    dist = math.hypot(*way)
+    if dist <= CORNER_REACH or dist >= reach or _clearance_at(grid, pos) >= reach:
+        return False
+    return abs(wrap_angle(math.atan2(way[1], way[0]) - yaw)) > SHIM_ANGLE
 
 
 def _off_segment(point, a, b):

@@ -10,7 +10,8 @@ A robot with a goal and a map, but no route yet, is ``planning`` and stands stil
 whose route is being planned again keeps following the old one meanwhile); a goal that
 cannot be reached makes it ``unreachable`` (with the planner's reason) and it stops; a robot
 that gains less than ``progress_distance`` toward its goal in ``progress_timeout`` is
-``stuck``: its route is planned once more and it keeps trying.
+``stuck``: its route is planned once more (again when it has moved away from where that
+route starts) and it keeps trying.
 
 The state is kept as arrays over the robots (one row each), so that a tick costs a few numpy
 operations whatever the fleet size; Python loops run only over robots whose plan finished.
@@ -29,6 +30,10 @@ from .passages import BUSY, Queues
 from .planning import PlanningWorker
 from .progress import Progress
 from .states import RobotState
+
+
+# [m] A stuck robot whose route starts farther than this from it is planned again.
+REPLAN_MOVED = 0.1
 
 
 @dataclass(frozen=True)
@@ -268,8 +273,10 @@ class Navigator:
                                             self.config.progress_distance,
                                             self.config.progress_timeout)
         states[stuck] = RobotState.STUCK
-        if self.model is not None:  # stuck: its route is planned once more (once per goal)
-            again = late & ~self.replanned & ~self.external
+        if self.model is not None:
+            # Stuck: its route is planned once more (once per goal), and again whenever its
+            # route does not start where it stands (it moved while that plan was made).
+            again = late & ~self.external & (~self.replanned | self._moved_off_start(pos))
             self.replanned |= again
             self._replan(again)
         # Only robots on routes give way: without a map the node behaves as plain ORCA.
@@ -277,6 +284,13 @@ class Navigator:
                                             moving & steering & self.routed,
                                             self.routed & ~self.external))
         return target, states.tolist()
+
+    def _moved_off_start(self, pos):
+        """(C,) bool: robots with a route that starts farther than REPLAN_MOVED from them."""
+        out = np.zeros(len(self.routed), bool)
+        for i in np.flatnonzero(self.routed):
+            out[i] = math.hypot(*(pos[i] - self.points[i][0])) > REPLAN_MOVED
+        return out
 
     def _follow(self, robots, pos, target, remaining):
         """Carrots of the robots following routes; plan again those pushed off theirs."""
