@@ -45,13 +45,24 @@ def test_carts_change_rooms_through_a_door_two_decimetres_wider_than_them(tmp_pa
 def test_differential_carts_pass_the_door_with_their_footprints_not_as_their_discs(tmp_path):
     # A differential cart cannot crab: it stops before the door on the door's line, turns
     # in place to it, drives through along it and turns again after it, one cart at a time
-    # (control/corners.py). Contact is judged on the polygons.
+    # (control/corners.py), with footprint_differential. Contact is judged on the polygons.
     scenario = load_scenario('cart_door')
-    run = run_world(scenario, 'differential')
+    run = run_world(scenario, 'differential', footprint_differential=True)
     assert run.arrived.all(), f'{np.flatnonzero(~run.arrived)} did not arrive in {run.time} s'
     assert run.min_gap > -CONTACT_TOLERANCE and run.min_wall > -CONTACT_TOLERANCE
-    # As the discs that hold them (1.1 m across) they find no way through the 0.8 m door.
+    # As the discs that hold them (1.1 m across) they find no way through the 0.8 m door,
+    # and so without footprint_differential (the default): the same discs.
     discs = dataclasses.replace(as_discs('cart_door', tmp_path), timeout=60.0)
-    run = run_world(discs, 'differential')
-    assert not crossed(run, discs).any() and not run.arrived.any()
+    for world in (discs, dataclasses.replace(scenario, timeout=60.0)):
+        run = run_world(world, 'differential')
+        assert not crossed(run, world).any() and not run.arrived.any()
+        assert run.min_gap > -CONTACT_TOLERANCE and run.min_wall > -CONTACT_TOLERANCE
+
+
+def test_differential_carts_in_a_warehouse_with_their_footprints():
+    # Four carts start inside 1.8 m aisles, two per aisle facing each other, while four disc
+    # robots cross: with footprint_differential the carts stop and turn at the aisle ends.
+    scenario = load_scenario('cart_warehouse')
+    run = run_world(scenario, 'differential', footprint_differential=True)
+    assert run.arrived.all(), f'{np.flatnonzero(~run.arrived)} did not arrive in {run.time} s'
     assert run.min_gap > -CONTACT_TOLERANCE and run.min_wall > -CONTACT_TOLERANCE

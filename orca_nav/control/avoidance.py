@@ -40,14 +40,16 @@ DIFF_SWEEP = (-1.0, -0.5, 0.0, 0.5, 1.0)
 
 def shaped_footprints(cfg):
     """
-    Return (N,) the footprints avoidance and routes use: every robot's (None: a disc).
+    Return (N,) the footprints avoidance and routes use (None: a disc).
 
-    A differential robot's point ahead cannot follow a velocity sideways, so its body would
-    go where the polygon's half-planes did not plan it (carts in a door touched the jambs):
-    control/corners.py makes it stop and turn in place before a narrow place, drive along
-    it, and keeps its turns off walls and robots.
+    Every holonomic robot's; a differential robot's only with footprint_differential, else
+    it is the disc that holds its polygon. Its point ahead cannot follow a velocity sideways,
+    so its body would go where the polygon's half-planes did not plan it (carts in a door
+    touched the jambs): control/corners.py makes it stop and turn in place before a narrow
+    place, drive along it, and keeps its turns off walls and robots.
     """
-    return tuple(cfg.footprint)
+    return tuple(None if diff and not cfg.footprint_differential else polygon
+                 for polygon, diff in zip(cfg.footprint, cfg.differential))
 
 
 def footprint_rows(cfg, obs, ways):

@@ -37,6 +37,7 @@ class FleetConfig:
     # forward), or None (a disc of radius). Avoidance does not use it yet.
     footprint: tuple
     footprint_padding: float               # [m] added to footprints for planning
+    footprint_differential: bool           # differential robots use their footprints too
     max_speed: np.ndarray          # (N,) [m/s]
     max_angular_speed: np.ndarray  # (N,) [rad/s]
     pref_speed: np.ndarray         # (N,) [m/s] cruising speed toward the goal

@@ -333,7 +333,8 @@ def narrow_turns(cfg, narrow):
 
 def turns_at_corners(cfg):
     """(N,) bool: the robots that stop and turn in place at corners (differential, shaped)."""
-    return cfg.differential & np.array([p is not None for p in cfg.footprint], bool)
+    shaped = np.array([p is not None for p in cfg.footprint], bool)
+    return cfg.differential & shaped & bool(cfg.footprint_differential)
 
 
 def _corner(points, k, grid, reach):

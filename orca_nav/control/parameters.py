@@ -138,12 +138,17 @@ PARAMS = (
        '3 points around the origin, every vertex within 10 m of it (a concave one is replaced '
        "by its convex hull); it overrides radius. '' or '[]' = none, a disc of radius (per "
        "robot: '[]' = a disc in a fleet with a footprint). A robot avoids and is routed with "
-       'the polygon; a holonomic one turns its long axis to its way, a differential one stops '
-       'and turns in place before and after a narrow place and drives along it',
+       'the polygon; a holonomic one turns its long axis to its way (a differential one only '
+       'with footprint_differential, else as the disc that holds it)',
        per_robot=''),
     _p('footprint_padding', 0.01, 'double',
        'Added to the footprint for planning, as Nav2: the disc of a robot with a footprint is '
        'its farthest vertex + this [m]', range=(0.0, 1.0)),
+    _p('footprint_differential', False, 'bool',
+       'Differential robots with a footprint avoid and are routed with the polygon too, '
+       'stopping to turn in place before and after narrow places (through doors their disc '
+       'does not fit; still jams in some aisles and over DDS: docs/node.md); false: as the '
+       'disc that holds the polygon'),
     _p('max_speed', 0.5, 'double', 'Maximum speed [m/s]', range=(0.01, 20.0),
        per_robot=0.0),
     _p('max_angular_speed', 1.5, 'double',
