@@ -387,7 +387,8 @@ PARAMS = (
        'A robot that gains less than this toward its goal in progress_timeout is stuck [m]',
        range=(0.01, 100.0)),
     _p('progress_timeout', 10.0, 'double',
-       'See progress_distance [s]; a stuck robot is re-planned once and reported',
+       'See progress_distance [s]; a stuck robot is re-planned once (again when it is stuck away '
+       "from its route's start) and reported",
        range=(0.1, 3600.0)),
     _p('plan_topic', 'plan', 'string',
        'External route (nav_msgs/Path in global_frame, e.g. from Nav2) relative to each robot '
