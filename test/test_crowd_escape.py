@@ -268,7 +268,7 @@ def test_a_differential_robots_way_out_is_one_it_can_drive():
         v, w = escape.unicycle_of(vx, vy, 0.0, 1.0, lookahead, 0.5, turn)
         return escape.rollout_value(0, 0.0, 0.0, heading, v, w, escape.UNICYCLE_TURN_SPAN, v,
                                     positions, reach - lookahead, contact - lookahead, nbrs,
-                                    nbr_vel, 5.0, 0.1)[1]
+                                    nbr_vel, 5.0, 0.1)[2]
 
     disc_x, disc_y, _ = escape.escape_velocity(*args)
     assert bodies(disc_x, disc_y) > 0.0
@@ -307,3 +307,37 @@ def test_a_robot_overtaken_by_a_walker_leaves_its_next_second():
     """
     assert _overtaken(None) < 0.6
     assert _overtaken(1.0) > 0.6
+
+
+def test_the_way_out_takes_no_overlap_of_the_bodies_that_a_margin_hides():
+    """
+    Three people close around a holonomic robot (a CrowdNav++ crossing, traced).
+
+    Two walkers are kept at a margin of 0.125 m and are already inside it, a slow one at 0.02
+    m. Every candidate is inside the walkers' margin within the step, so the deepest contact at
+    the margins is theirs; ranked by it alone, the way out drove at 1 m/s into the slow one's
+    body. Velocities exist that touch no body within the step (a brute-force search), and the
+    way out takes one of them.
+    """
+    from orca_nav.core.orca import escape
+    positions = np.array([[0.0, 0.0], [-0.6305, 0.0042], [0.3685, -0.5149], [0.5091, 0.4050]])
+    nbrs = np.array([[1, 2, 3], [-1, -1, -1], [-1, -1, -1], [-1, -1, -1]])
+    nbr_vel = np.array([[0.5480, -0.6261], [0.7236, -0.1537], [-0.2373, 0.0714]])
+    contact = np.array([0.6, 0.6, 0.6])
+    reach = np.array([0.725, 0.725, 0.62])
+    lines = np.zeros((1, 4))
+    dt = 0.1
+
+    def overlap(vx, vy):
+        """Return the deepest overlap of the bodies within the step at velocity v [m]."""
+        return max(escape.step_intrusion(positions[j, 0], positions[j, 1],
+                                         nbr_vel[j - 1, 0] - vx, nbr_vel[j - 1, 1] - vy,
+                                         contact[j - 1], dt) for j in (1, 2, 3))
+
+    grid = [(s * np.cos(a), s * np.sin(a)) for s in np.linspace(0.0, 1.0, 21)
+            for a in np.linspace(0.0, 2.0 * np.pi, 72, endpoint=False)]
+    assert min(overlap(vx, vy) for vx, vy in grid) == 0.0
+    vx, vy, _ = escape.escape_velocity(0, positions, reach, contact, nbrs, nbr_vel, lines, 0,
+                                       1.0, 0.0, -1.0, 0.0, 0.0, 5.0, dt)
+    assert np.hypot(vx, vy) <= 1.0 + 1e-9
+    assert overlap(vx, vy) == 0.0, (vx, vy, overlap(vx, vy))

@@ -9,9 +9,11 @@ looks at the candidates directly: standing still, the preferred velocity, the li
 programs' answer and a fan of headings at a few speeds, and takes the one whose first contact
 with any neighbour (each going on with its velocity) comes latest, up to a cap; among those
 equally safe, the one nearest the preferred velocity (a nearness that counts for less as the
-contact comes closer, ``ESCAPE_URGENT``). Before anything else, it takes the least contact
-within the step (``step_intrusion``: the overlap left at the step's end where a neighbour
-overlaps already, else the deepest point), then the least contact of the bodies up to the cap:
+contact comes closer, ``ESCAPE_URGENT``). Before anything else, it takes the least overlap of
+the bodies within the step (``step_intrusion``: the overlap left at the step's end where a
+neighbour overlaps already, else the deepest point), then the least contact within the step at
+the margin kept (margins differ by neighbour: the deepest of those can hide a real overlap with
+a neighbour kept at a smaller one), then the least contact of the bodies up to the cap:
 where even the bodies must touch (a walker from behind, faster than the robot), the side step
 that leaves the shallowest contact beats running ahead of them, which only delays a full one.
 Contact is judged at the margin the solver always keeps (its last ``MARGIN_SCALES`` step): a
@@ -96,13 +98,14 @@ def _line_violation(lines, n_lines, vx, vy):
 def _candidate_value(i, vx, vy, positions, reach, contact, agent_nbrs, nbr_vel, cap,
                      time_step):
     """
-    Return (depth, bodies, time) of velocity v among agent i's neighbours.
+    Return (hit, depth, bodies, time) of velocity v among agent i's neighbours.
 
-    depth [m] : the deepest contact at ``reach`` within the step (``step_intrusion``), 0 for
-    none; bodies [m] : the deepest the bodies (``contact``) get into each other within cap,
-    0 for none; time [s] : the earliest first contact at ``reach`` of a pair not in contact
-    yet, capped.
+    hit [m] : the deepest the bodies (``contact``) get into each other within the step, 0
+    for none; depth [m] : the deepest contact at ``reach`` within the step
+    (``step_intrusion``), 0 for none; bodies [m] : the same as hit within cap; time [s] : the
+    earliest first contact at ``reach`` of a pair not in contact yet, capped.
     """
+    hit = 0.0
     depth = 0.0
     bodies = 0.0
     time = cap
@@ -114,18 +117,28 @@ def _candidate_value(i, vx, vy, positions, reach, contact, agent_nbrs, nbr_vel, 
         py = positions[j, 1] - positions[i, 1]
         wx = nbr_vel[k, 0] - vx
         wy = nbr_vel[k, 1] - vy
+        hit = max(hit, step_intrusion(px, py, wx, wy, contact[k], time_step))
         depth = max(depth, step_intrusion(px, py, wx, wy, reach[k], time_step))
         bodies = max(bodies, step_intrusion(px, py, wx, wy, contact[k], cap))
         if px * px + py * py > reach[k] * reach[k]:
             time = min(time, time_to_contact(px, py, wx, wy, reach[k], time_step))
-    return depth, bodies, time
+    return hit, depth, bodies, time
 
 
 @njit(cache=True)
-def _ranks_before(viol, depth, bodies, score, best_viol, best_depth, best_bodies, best_score):
-    """Whether a candidate ranks before the best so far: violation, depth, bodies, score."""
+def _ranks_before(value, best):
+    """
+    Whether a candidate ranks before the best so far.
+
+    value, best : (violation, hit, depth, bodies, score), compared in that order (the
+    least of each, the greatest score).
+    """
+    viol, hit, depth, bodies, score = value
+    best_viol, best_hit, best_depth, best_bodies, best_score = best
     if viol != best_viol:
         return viol < best_viol
+    if hit != best_hit:
+        return hit < best_hit
     if depth != best_depth:
         return depth < best_depth
     if bodies != best_bodies:
@@ -151,10 +164,7 @@ def escape_velocity(i, positions, reach, contact, agent_nbrs, nbr_vel, lines, n_
     """
     best_x = 0.0
     best_y = 0.0
-    best_viol = math.inf
-    best_depth = math.inf
-    best_bodies = math.inf
-    best_score = -math.inf
+    best = (math.inf, math.inf, math.inf, math.inf, -math.inf)
     best_value = -math.inf
     n_cand = 3 + ESCAPE_HEADINGS * len(ESCAPE_SPEEDS)
     for c in range(n_cand):
@@ -180,8 +190,8 @@ def escape_velocity(i, positions, reach, contact, agent_nbrs, nbr_vel, lines, n_
         viol = _line_violation(lines, n_hard, vx, vy)
         if viol <= LINE_SLACK:
             viol = 0.0
-        depth, bodies, time = _candidate_value(i, vx, vy, positions, reach, contact,
-                                               agent_nbrs, nbr_vel, cap, time_step)
+        hit, depth, bodies, time = _candidate_value(i, vx, vy, positions, reach, contact,
+                                                    agent_nbrs, nbr_vel, cap, time_step)
         # Contact within the step [m] ranks before everything but the hard lines, then the
         # bodies' contact within cap: nearness to the preferred velocity (in s per m/s) must
         # not buy depth of contact, nor a later contact a deeper one.
@@ -189,12 +199,9 @@ def escape_velocity(i, positions, reach, contact, agent_nbrs, nbr_vel, lines, n_
         dy = vy - pref_y
         score = time - (ESCAPE_PREF_WEIGHT * min(1.0, time / ESCAPE_URGENT)
                         * math.sqrt(dx * dx + dy * dy))
-        if _ranks_before(viol, depth, bodies, score, best_viol, best_depth, best_bodies,
-                         best_score):
-            best_viol = viol
-            best_depth = depth
-            best_bodies = bodies
-            best_score = score
+        value = (viol, hit, depth, bodies, score)
+        if _ranks_before(value, best):
+            best = value
             best_value = -depth if depth > 0.0 else time
             best_x = vx
             best_y = vy
@@ -235,16 +242,17 @@ ROLLOUT_SEGMENTS = 25
 def rollout_value(i, x0, y0, yaw0, v, w, span, v_after, positions, reach, contact,
                   agent_nbrs, nbr_vel, cap, time_step):
     """
-    Return (depth, bodies, time, mean velocity) of a unicycle's drive from a pose.
+    Return (hit, depth, bodies, time, mean velocity) of a unicycle's drive from a pose.
 
     The robot's centre starts at (x0, y0) with heading yaw0, drives at (v, w) until its
     heading has changed by span [rad], then goes straight at v_after; each neighbour of
     agent i goes on at nbr_vel. reach, contact : (K,) [m] the contact distances of the robot's own
-    disc (not its point ahead). depth, bodies, time : as ``_candidate_value``, on the
+    disc (not its point ahead). hit, depth, bodies, time : as ``_candidate_value``, on the
     roll-out's chords (the first is one time step), the first contact at the reach grown by
     PREDICTION_GROWTH per second ahead; mean velocity (mx, my) [m/s]: the
     displacement over PROGRESS_TIME (or cap) divided by it.
     """
+    hit = 0.0
     depth = 0.0
     bodies = 0.0
     time = cap
@@ -285,9 +293,11 @@ def rollout_value(i, x0, y0, yaw0, v, w, span, v_after, positions, reach, contac
             wx = nbr_vel[k, 0] - ux
             wy = nbr_vel[k, 1] - uy
             grown = reach[k] + PREDICTION_GROWTH * t
+            deep = step_intrusion(px, py, wx, wy, contact[k], dt)
             if first:
+                hit = max(hit, deep)
                 depth = max(depth, step_intrusion(px, py, wx, wy, reach[k], dt))
-            bodies = max(bodies, step_intrusion(px, py, wx, wy, contact[k], dt))
+            bodies = max(bodies, deep)
             if px * px + py * py > grown * grown:
                 tc = time_to_contact(px, py, wx, wy, grown, dt)
                 if tc <= dt:
@@ -302,7 +312,7 @@ def rollout_value(i, x0, y0, yaw0, v, w, span, v_after, positions, reach, contac
         if abs(t - progress_time) < 1e-9:
             mx = (x - x0) / progress_time
             my = (y - y0) / progress_time
-    return depth, bodies, time, mx, my
+    return hit, depth, bodies, time, mx, my
 
 
 @njit(cache=True)
@@ -351,10 +361,7 @@ def escape_unicycle(i, positions, reach, contact, agent_nbrs, nbr_vel, lines, n_
     v_now, w_now = unicycle_of(now_x, now_y, cos_h, sin_h, lookahead, max_speed, turn_rate)
     best_x = 0.0
     best_y = 0.0
-    best_viol = math.inf
-    best_depth = math.inf
-    best_bodies = math.inf
-    best_score = -math.inf
+    best = (math.inf, math.inf, math.inf, math.inf, -math.inf)
     best_value = -math.inf
     n_grid = len(UNICYCLE_SPEEDS) * len(UNICYCLE_TURNS)
     n_spin = 2 * len(SPIN_SPANS) * len(SPIN_SPEEDS)
@@ -388,9 +395,9 @@ def escape_unicycle(i, positions, reach, contact, agent_nbrs, nbr_vel, lines, n_
         viol = _line_violation(lines, n_hard, vx, vy)
         if viol <= LINE_SLACK:
             viol = 0.0
-        depth, bodies, time, mx, my = rollout_value(i, x0, y0, heading, v, w, span, v_after,
-                                                    positions, own_reach, own_contact,
-                                                    agent_nbrs, nbr_vel, cap, time_step)
+        hit, depth, bodies, time, mx, my = rollout_value(
+            i, x0, y0, heading, v, w, span, v_after, positions, own_reach, own_contact,
+            agent_nbrs, nbr_vel, cap, time_step)
         dx = mx - pref_x
         dy = my - pref_y
         # Turning the other way, or driving the other way, than now costs SWITCH_COST of
@@ -405,12 +412,9 @@ def escape_unicycle(i, positions, reach, contact, agent_nbrs, nbr_vel, lines, n_
         score = time - (ESCAPE_PREF_WEIGHT * min(1.0, time / ESCAPE_URGENT)
                         * (math.sqrt(dx * dx + dy * dy) + switch))
         bodies = math.ceil(bodies / BODIES_GRAIN) * BODIES_GRAIN
-        if _ranks_before(viol, depth, bodies, score, best_viol, best_depth, best_bodies,
-                         best_score):
-            best_viol = viol
-            best_depth = depth
-            best_bodies = bodies
-            best_score = score
+        value = (viol, hit, depth, bodies, score)
+        if _ranks_before(value, best):
+            best = value
             best_value = -depth if depth > 0.0 else time
             best_x = vx
             best_y = vy
@@ -436,7 +440,7 @@ def drive_keeps_clear(i, positions, reach, contact, agent_nbrs, nbr_vel, max_spe
         own_reach[k] = max(reach[k] - lookahead, 0.0)
         own_contact[k] = max(contact[k] - lookahead, 0.0)
     v, w = unicycle_of(vx, vy, cos_h, sin_h, lookahead, max_speed, turn_rate)
-    depth, bodies, time, _, _ = rollout_value(
+    _, depth, bodies, time, _, _ = rollout_value(
         i, positions[i, 0] - lookahead * cos_h, positions[i, 1] - lookahead * sin_h, heading,
         v, w, UNICYCLE_TURN_SPAN, v, positions, own_reach, own_contact, agent_nbrs, nbr_vel,
         cap, time_step)
