@@ -40,8 +40,8 @@ from orca_nav.control.config import resolve
 from orca_nav.control.parameters import defaults, validate
 from orca_nav.control.scan_memory import ScanInput
 from orca_nav.core.perception.raycast import cast_rays
+from orca_nav.sim.processes import parse_param
 import pyrvo
-import yaml
 
 # CrowdNav's crowd_nav/configs/env.config.
 TIME_LIMIT = 25.0        # [s] env.time_limit; an episode times out at global_time >= 25 - 1
@@ -229,14 +229,6 @@ class OrcaAgents:
         sim.do_step()
         v = sim.get_agent_velocity(0)
         return v.x, v.y
-
-
-def parse_param(text):
-    """Parse ``name:=value`` (value as ROS reads it, YAML) into (name, value)."""
-    name, sep, value = text.partition(':=')
-    if not sep or not name:
-        raise ValueError(f'--param expects name:=value, got {text!r}')
-    return name, yaml.safe_load(value)
 
 
 def orca_nav_values(config):

@@ -23,7 +23,7 @@ from orca_nav.sim.metrics import compute_metrics, format_table, metrics_record
 from orca_nav.sim.plot import plot_run
 from orca_nav.sim.processes import (Child, child_env, GOAL_TOLERANCE, launch_plan,
                                     write_params)
-from orca_nav.sim.scenarios import load_scenario, scenario_from_dict
+from orca_nav.sim.scenarios import load_scenario, scenario_from_dict, scenario_path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
@@ -288,6 +288,28 @@ def test_bad_options_are_refused():
     # The node's range: a margin the node takes is one the demo takes.
     assert parse_args(['--safety-margin', '2.0']).safety_margin == 2.0
     assert parse_args(['--map-delay', '16']).map_delay == 16.0
+
+
+def test_node_parameters_can_be_set_for_a_run(tmp_path):
+    """--param sets a node parameter as ``ros2 run -p`` does; the node's checks apply first."""
+    args = parse_args(['--scenario', 'cart_warehouse', '--param', 'footprint_differential:=true',
+                       '--param', 'cart0.max_speed:=0.3'])
+    assert args.param == {'footprint_differential': True, 'cart0.max_speed': 0.3}
+    scenario = load_scenario(scenario_path('cart_warehouse'))
+    node = demo._node_params(args, scenario)
+    assert node['footprint_differential'] is True and node['cart0.max_speed'] == 0.3
+    assert node['safety_margin'] == parse_args([]).safety_margin  # the rest as before
+    with pytest.raises(SystemExit):
+        parse_args(['--param', 'max_speed=0.3'])
+    # Refused before anything starts: a misspelt name (with the nearest one) and a value the
+    # node would refuse; the metrics JSON says why.
+    for given, words in (('footprint_diferential:=true', 'did you mean footprint_differential'),
+                         ('max_speed:=-1', 'max_speed')):
+        out = tmp_path / 'm.json'
+        code = demo.run(parse_args(['--scenario', 'cart_warehouse', '--param', given,
+                                    '--metrics-json', str(out)]))
+        assert code == EXIT_ERROR
+        assert words in json.loads(out.read_text())['error']
 
 
 def test_launch_file_builds_where_launch_ros_is_installed():

@@ -49,8 +49,8 @@ from orca_nav.sim.metrics import (compute_metrics, format_table, metrics_record,
                                   write_metrics_json)
 from orca_nav.sim.plot import plot_run
 from orca_nav.sim.processes import (Child, child_commands, child_env, DOMAIN_ID_RANGE,
-                                    GOAL_TOLERANCE, node_params, SAFETY_MARGIN, sim_params,
-                                    write_params)
+                                    GOAL_TOLERANCE, node_params, parse_param, SAFETY_MARGIN,
+                                    sim_params, with_overrides, write_params)
 from orca_nav.sim.scenarios import (available_scenarios, load_scenario, scenario_path,
                                     ScenarioError)
 import rclpy
@@ -291,6 +291,11 @@ def parse_args(argv=None):
     parser.add_argument('--tracking', action='store_true',
                         help='the node tracks people (track_people true, experimental): '
                              'moving walkers are avoided where they are going')
+    parser.add_argument('--param', action='append', default=[], metavar='NAME:=VALUE',
+                        help='a node parameter for this run, as `ros2 run ... -p` takes it '
+                             '(repeatable), e.g. --param footprint_differential:=true or '
+                             '--param robot1.max_speed:=0.3; checked as the node checks its '
+                             'parameters')
     parser.add_argument('--quiet', action='store_true', help='no progress lines')
     parser.add_argument('--attach', action='store_true',
                         help='do not start anything: the simulator and the node run already '
@@ -315,6 +320,10 @@ def parse_args(argv=None):
         parser.error(f'--safety-margin must be in {low:g}..{high:g} m, got {args.safety_margin}')
     if args.timeout is not None and not args.timeout > 0:
         parser.error(f'--timeout must be positive, got {args.timeout}')
+    try:
+        args.param = dict(parse_param(text) for text in args.param)
+    except ValueError as exc:
+        parser.error(f'--param: {exc}')
     return args
 
 
@@ -324,7 +333,18 @@ def _walkers(scenario):
     return f' and {count} walkers' if count else ''
 
 
-def _start_children(args, path, scenario, drive):
+def _node_params(args, scenario):
+    """
+    Return the node's parameters of this run: the scenario's, the options', then ``--param``.
+
+    Raises ValueError when the node would refuse them (before anything is started).
+    """
+    node = node_params(scenario, args.goal_tolerance, args.safety_margin)
+    node['track_people'] = bool(args.tracking)
+    return with_overrides(node, args.param)
+
+
+def _start_children(args, path, scenario, drive, node):
     """Start the simulator and the node on a private domain; return (children, work, files)."""
     domain_id = (args.domain_id if args.domain_id is not None
                  else random.randint(*DOMAIN_ID_RANGE))
@@ -337,11 +357,11 @@ def _start_children(args, path, scenario, drive):
     sim = sim_params(path, scenario, args.drive, truth_path, args.seed, args.scan_noise,
                      not args.no_map, args.map_delay)
     sim_file = write_params(work / 'sim.yaml', sim)
-    node = node_params(scenario, args.goal_tolerance, args.safety_margin)
-    node['track_people'] = bool(args.tracking)
     node_file = write_params(work / 'orca_nav.yaml', node)
+    given = ''.join(f' {name}:={value}' for name, value in args.param.items())
     print(f'orca_nav demo: scenario {scenario.name!r} ({scenario.description}) with '
-          f'{scenario.robot_count} {drive} robots{_walkers(scenario)}; '
+          f'{scenario.robot_count} {drive} robots{_walkers(scenario)}'
+          f'{"; parameters" + given if given else ""}; '
           f'ROS_DOMAIN_ID={domain_id}, DDS on localhost; logs in {work}', flush=True)
     children = [Child(name, cmd, env, work) for name, cmd in child_commands(sim_file, node_file)]
     return children, work, [truth_path, sim_file, node_file]
@@ -379,7 +399,8 @@ def _run(args, interrupted):
         _check_demo_libraries()
         path = scenario_path(args.scenario)
         scenario = load_scenario(path, robots=args.robots, drive=args.drive)
-    except (ScenarioError, ImportError) as exc:
+        node = None if args.attach else _node_params(args, scenario)
+    except (ScenarioError, ImportError, ValueError) as exc:
         print(f'orca_nav_demo: {exc}', file=sys.stderr)
         if args.metrics_json:
             write_metrics_json(args.metrics_json, {'scenario': str(args.scenario),
@@ -397,7 +418,7 @@ def _run(args, interrupted):
               f'{scenario.robot_count} {drive} robots{_walkers(scenario)} on '
               f'ROS_DOMAIN_ID={os.environ.get("ROS_DOMAIN_ID", "0")}', flush=True)
     else:
-        children, work, files = _start_children(args, path, scenario, drive)
+        children, work, files = _start_children(args, path, scenario, drive, node)
         truth_path = files[0]
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     arrival = args.goal_tolerance + ARRIVAL_SLACK
@@ -421,6 +442,7 @@ def _run(args, interrupted):
                   f'{c.tail()}', file=sys.stderr)
     status, record = _report(args, scenario, drive, monitor, out, status, failure, t_goals,
                              truth_path, t_end, bool(interrupted))
+    record['parameters'] = dict(args.param)  # the --param overrides of the run
     if args.metrics_json:
         print(f'metrics JSON: {write_metrics_json(args.metrics_json, record)}', flush=True)
     if interrupted and args.attach:

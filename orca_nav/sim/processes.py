@@ -13,7 +13,7 @@ import signal
 import subprocess
 import sys
 
-from orca_nav.control.parameters import FLEET_BY_NAME
+from orca_nav.control.parameters import defaults, FLEET_BY_NAME, unused_overrides, validate
 from orca_nav.ros.params_file import per_robot_parameters
 from orca_nav.sim.scenarios import load_scenario, node_parameters, scenario_path
 import yaml
@@ -147,6 +147,39 @@ def node_params(scenario, goal_tolerance=GOAL_TOLERANCE, safety_margin=SAFETY_MA
     params.update({f'{name}.groups_to_ignore': groups
                    for name, groups in zip(names, lists['groups_to_ignore']) if groups})
     return params
+
+
+def parse_param(text):
+    """Parse ``name:=value`` (the value as ROS reads it: YAML) into (name, value)."""
+    name, sep, value = text.partition(':=')
+    if not sep or not name:
+        raise ValueError(f'a parameter is name:=value, got {text!r}')
+    try:
+        return name, yaml.safe_load(value)
+    except yaml.YAMLError as exc:
+        raise ValueError(f'{name}: {value!r} is not a value ({exc})') from None
+
+
+def with_overrides(params, overrides):
+    """
+    Return the node's parameters ``params`` with ``overrides`` ({name: value}) set.
+
+    Raises ValueError naming the parameter when the result is not one the node takes: an
+    unknown name (with the nearest declared one) or a value the node refuses.
+    """
+    out = dict(params)
+    out.update(overrides)
+    robots = list(out.get('robots') or [])
+    observed = list(out.get('observed_robots') or [])
+    values = defaults(robots, observed, given=out)
+    misspelt, other = unused_overrides(list(overrides), list(values), robots + observed)
+    for name, close in misspelt + [(name, None) for name in other]:
+        hint = f' (did you mean {close}?)' if close else ''
+        raise ValueError(f'{name} is no parameter of this node{hint}')
+    error = validate(values)
+    if error:
+        raise ValueError(error)
+    return out
 
 
 def launch_plan(scenario_name, robots=None, drive=None, goal_tolerance=GOAL_TOLERANCE,
