@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike
 
 from . import kdtree
 from .lines import (AgentRows, brake_conflicts, Horizons, NearObstacles, ReachSet,
-                    Responsibility, SoftRows, solve_all)
+                    Responsibility, second_pass_rows, SoftRows, solve_all)
 from .obstacles import Obstacles
 from .shapes import scratch_rows
 from .._jit import njit
@@ -498,22 +498,6 @@ def _near_edges(obstacles: Obstacles, positions: np.ndarray, max_speed: np.ndarr
     return obstacles.neighbors(positions, obstacle_reach)
 
 
-@njit(cache=True)
-def _redo_rows(nbrs, stuck, active):
-    """(N,) bool: the active agents, not stuck themselves, with a stuck neighbour."""
-    n = nbrs.shape[0]
-    redo = np.zeros(n, np.bool_)
-    for i in range(n):
-        if not active[i] or stuck[i]:
-            continue
-        for k in range(nbrs.shape[1]):
-            j = nbrs[i, k]
-            if j >= 0 and stuck[j]:
-                redo[i] = True
-                break
-    return redo
-
-
 def _active(active: Optional[ArrayLike], n: int) -> np.ndarray:
     """(n,) bool: every agent when None; raise ValueError for another shape."""
     if active is None:
@@ -663,7 +647,7 @@ def _solve_rows(problem, responsibility, reach_set, soft, active, guard, out, sh
     _plan(problem, responsibility, reach_set, soft, active, guard, np.zeros(n, np.bool_),
           out, stuck, out, shapes)
     if guard and np.any(stuck):
-        redo = _redo_rows(nbrs, stuck, active)
+        redo = second_pass_rows(problem[0], time_step, responsibility, soft, stuck, active)
         _plan(problem, responsibility, reach_set, soft, redo, True, stuck, out.copy(),
               np.zeros(n, np.bool_), out, shapes)
         if soft is None:
