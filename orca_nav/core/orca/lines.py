@@ -1460,24 +1460,24 @@ def _safe_fraction(dx, dy, wx, wy, combined_radius, time_step):
     Largest fraction f of both velocities keeping a pair out of contact for one time step.
 
     d : other minus own position [m]; w : other minus own velocity [m/s].
+    Every case is computed and the answer selected, without branches: whether a pair closes
+    in is a coin toss the processor would mispredict, and the brake asks it of every pair.
     """
     approach = dx * wx + dy * wy
-    if approach >= 0.0:
-        # Not getting closer.
-        return 1.0
     c = dx * dx + dy * dy - combined_radius * combined_radius
-    if c <= 0.0:
-        # Already overlapping and getting closer: must not approach at all.
-        return 0.0
     a = wx * wx + wy * wy
     disc = approach * approach - a * c
-    if disc <= 0.0:
-        # The relative path misses the other disc.
-        return 1.0
-    t_contact = (-approach - math.sqrt(disc)) / a
-    if t_contact >= time_step:
-        return 1.0
-    return max(0.0, t_contact / time_step * GUARD_SHRINK)
+    # a > 0 wherever this is selected (approach < 0); NaN elsewhere is never chosen.
+    t_contact = (-approach - math.sqrt(max(disc, 0.0))) / a
+    f = max(0.0, t_contact / time_step * GUARD_SHRINK)
+    # The path reaches the other disc only after the step.
+    f = 1.0 if t_contact >= time_step else f
+    # The relative path misses the other disc.
+    f = 1.0 if disc <= 0.0 else f
+    # Already overlapping and getting closer: must not approach at all.
+    f = 0.0 if c <= 0.0 else f
+    # Not getting closer.
+    return 1.0 if approach >= 0.0 else f
 
 
 @njit(cache=True)
