@@ -20,8 +20,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import kdtree
-from .lines import (AgentRows, brake_conflicts, Horizons, NearObstacles, ReachSet,
-                    Responsibility, second_pass_rows, SoftRows, solve_all)
+from .lines import (brake_conflicts, Horizons, NearObstacles, ReachSet, Responsibility,
+                    second_pass_rows, SoftRows, solve_all)
 from .obstacles import Obstacles
 from .shapes import scratch_rows
 from .._jit import njit
@@ -466,21 +466,17 @@ def solve(agents: Agents, settings: SolverSettings,
     out = velocities.copy()
     if n == 0:
         return out
-    search_dist = neighbor_dist if soft is None else float(np.max(soft.reach))
-    if search_ignore is None:
-        nbrs = kdtree.agent_neighbors(positions, search_dist, max_neighbors)
-    else:
-        nbrs = kdtree.agent_neighbors(positions, search_dist, max_neighbors, search_groups,
-                                      search_ignore)
+    search = (neighbor_dist if soft is None else float(np.max(soft.reach)), max_neighbors,
+              search_groups, search_ignore)
     offsets, edges = _near_edges(obstacles, positions, max_speed, radius, time_horizon_obst,
                                  soft)
     # Plain tuples in the records' order: numba dispatches a NamedTuple ~4 us slower.
-    problem = (tuple(AgentRows(positions, velocities, pref_velocities, radius, max_speed,
-                               nbrs)),
-               tuple(NearObstacles(offsets, edges, obstacles.point, obstacles.next,
-                                   obstacles.prev, obstacles.unit_dir, obstacles.convex)),
-               tuple(Horizons(time_step, horizon, time_horizon_obst)))
-    return _solve_rows(problem, None if responsibility is None else tuple(responsibility),
+    return _solve_rows((positions, velocities, pref_velocities, radius, max_speed), search,
+                       tuple(NearObstacles(offsets, edges, obstacles.point, obstacles.next,
+                                           obstacles.prev, obstacles.unit_dir,
+                                           obstacles.convex)),
+                       tuple(Horizons(time_step, horizon, time_horizon_obst)),
+                       None if responsibility is None else tuple(responsibility),
                        None if reach_set is None else tuple(reach_set),
                        None if soft is None else tuple(soft), active, guard, out, shapes)
 
@@ -498,10 +494,10 @@ def _near_edges(obstacles: Obstacles, positions: np.ndarray, max_speed: np.ndarr
     return obstacles.neighbors(positions, obstacle_reach)
 
 
-def _active(active: Optional[ArrayLike], n: int) -> np.ndarray:
-    """(n,) bool: every agent when None; raise ValueError for another shape."""
+def _active(active: Optional[ArrayLike], n: int) -> Optional[np.ndarray]:
+    """(n,) bool, or None (every agent: ``_every_row``); raise ValueError for another shape."""
     if active is None:
-        return np.ones(n, bool)
+        return None
     active = np.ascontiguousarray(active, dtype=bool)
     if active.shape != (n,):
         raise ValueError(f'active must have shape ({n},), got {active.shape}')
@@ -629,19 +625,36 @@ def _reach_set(n: int, max_accel: Optional[ArrayLike], max_decel: Optional[Array
 
 
 @njit(cache=True)
-def _solve_rows(problem, responsibility, reach_set, soft, active, guard, out, shapes=None):
+def _every_row(active, n):
+    """``active``, or (n,) True when it is None (a mask made here, not in Python)."""
+    if active is None:
+        return np.ones(n, np.bool_)
+    return active
+
+
+@njit(cache=True)
+def _solve_rows(rows, search, near, times, responsibility, reach_set, soft, active, guard, out,
+                shapes=None):
     """
     Write the new velocities of the ``active`` agents into ``out``; return it, limited.
 
-    problem : (AgentRows, NearObstacles, Horizons) as tuples; responsibility, reach_set,
-    soft, shapes : the optional records as tuples, or None. One compiled call for the guard's
+    rows : ``AgentRows``' first five fields as a tuple; the neighbours are found here
+    (``kdtree.agent_neighbors`` with search: its distance, max_neighbors, groups, ignore), in
+    the same compiled call as the rest. near, times : ``NearObstacles``, ``Horizons`` as
+    tuples; responsibility, reach_set, soft, shapes : the optional records as tuples, or
+    None; active : (N,) bool, or None for every agent. One compiled call for the guard's
     passes: the first pass, the second for the neighbours of agents that could not give way
     (they take it all on, avoiding the stuck agents' velocities of the first pass), the
     brake and ``_enforce_limits``.
     """
-    positions, velocities, prefs, radius, max_speed, nbrs = problem[0]
-    time_step = problem[2][0]
+    positions, velocities, prefs, radius, max_speed = rows
+    search_dist, max_neighbors, search_groups, search_ignore = search
+    nbrs = kdtree.agent_neighbors(positions, search_dist, max_neighbors, search_groups,
+                                  search_ignore)
+    problem = ((positions, velocities, prefs, radius, max_speed, nbrs), near, times)
+    time_step = times[0]
     n = positions.shape[0]
+    active = _every_row(active, n)
     stuck = np.zeros(n, np.bool_)
     # First pass: nobody is stuck yet (no fixed velocities to read: ``out`` stands in).
     _plan(problem, responsibility, reach_set, soft, active, guard, np.zeros(n, np.bool_),
