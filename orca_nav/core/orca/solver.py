@@ -466,12 +466,16 @@ def solve(agents: Agents, settings: SolverSettings,
     out = velocities.copy()
     if n == 0:
         return out
-    search = (neighbor_dist if soft is None else float(np.max(soft.reach)), max_neighbors,
-              search_groups, search_ignore)
+    search_dist = neighbor_dist if soft is None else float(np.max(soft.reach))
+    if search_ignore is None:
+        nbrs = kdtree.agent_neighbors(positions, search_dist, max_neighbors)
+    else:
+        nbrs = kdtree.agent_neighbors(positions, search_dist, max_neighbors, search_groups,
+                                      search_ignore)
     offsets, edges = _near_edges(obstacles, positions, max_speed, radius, time_horizon_obst,
                                  soft)
     # Plain tuples in the records' order: numba dispatches a NamedTuple ~4 us slower.
-    return _solve_rows((positions, velocities, pref_velocities, radius, max_speed), search,
+    return _solve_rows((positions, velocities, pref_velocities, radius, max_speed, nbrs),
                        tuple(NearObstacles(offsets, edges, obstacles.point, obstacles.next,
                                            obstacles.prev, obstacles.unit_dir,
                                            obstacles.convex)),
@@ -633,25 +637,20 @@ def _every_row(active, n):
 
 
 @njit(cache=True)
-def _solve_rows(rows, search, near, times, responsibility, reach_set, soft, active, guard, out,
+def _solve_rows(rows, near, times, responsibility, reach_set, soft, active, guard, out,
                 shapes=None):
     """
     Write the new velocities of the ``active`` agents into ``out``; return it, limited.
 
-    rows : ``AgentRows``' first five fields as a tuple; the neighbours are found here
-    (``kdtree.agent_neighbors`` with search: its distance, max_neighbors, groups, ignore), in
-    the same compiled call as the rest. near, times : ``NearObstacles``, ``Horizons`` as
-    tuples; responsibility, reach_set, soft, shapes : the optional records as tuples, or
-    None; active : (N,) bool, or None for every agent. One compiled call for the guard's
-    passes: the first pass, the second for the neighbours of agents that could not give way
-    (they take it all on, avoiding the stuck agents' velocities of the first pass), the
-    brake and ``_enforce_limits``.
+    rows, near, times : ``AgentRows``, ``NearObstacles``, ``Horizons`` as tuples;
+    responsibility, reach_set, soft, shapes : the optional records as tuples, or None;
+    active : (N,) bool, or None for every agent. One compiled call for the guard's passes:
+    the first pass, the second for the neighbours of agents that could not give way (they
+    take it all on, avoiding the stuck agents' velocities of the first pass), the brake and
+    ``_enforce_limits``.
     """
-    positions, velocities, prefs, radius, max_speed = rows
-    search_dist, max_neighbors, search_groups, search_ignore = search
-    nbrs = kdtree.agent_neighbors(positions, search_dist, max_neighbors, search_groups,
-                                  search_ignore)
-    problem = ((positions, velocities, prefs, radius, max_speed, nbrs), near, times)
+    positions, velocities, prefs, radius, max_speed, nbrs = rows
+    problem = (rows, near, times)
     time_step = times[0]
     n = positions.shape[0]
     active = _every_row(active, n)
