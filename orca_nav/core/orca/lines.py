@@ -1211,6 +1211,64 @@ def _may_touch(positions, radius, max_speed, agent_nbrs, soft, time_step, hard_s
 
 
 @njit(cache=True, inline='always')
+def _step_reach(i, j, k, radius, max_speed, responsibility, soft, shares, nbr_vel, stall,
+                time_step):
+    """
+    Return (hard_r, touch) of agent i's k-th neighbour j: the one-step lines' radius [m].
+
+    touch [m]: the pair can touch within a step only when nearer than that.
+    """
+    hard_r = radius[i] + radius[j]
+    if soft is not None:
+        # The margins as far as they are always kept: perception and
+        # prediction err (none toward a standing person at the stall level).
+        if responsibility is None:
+            hard_r += _pair_margin(soft, i, j, MARGIN_SCALES[-1])
+        else:
+            hard_r += _level_margin(soft, i, j, MARGIN_SCALES[-1], MARGIN_SCALES[-1],
+                                    stall, shares[k], nbr_vel[k, 0], nbr_vel[k, 1])
+    hard_r *= 1.0 + HARD_MARGIN
+    return hard_r, hard_r + (max_speed[i] + max_speed[j]) * time_step
+
+
+@njit(cache=True)
+def second_pass_rows(agents, time_step, responsibility, soft, stuck, active):
+    """
+    (N,) bool: the agents the guard's second pass plans again (``solve_all``'s stuck_in).
+
+    The active agents, not stuck themselves, with a stuck neighbour whose one-step line they
+    take (``_step_lines``, the only reader of stuck_in): their other lines, hence the
+    answers of the rest, are the first pass's. With ``responsibility`` every agent with a
+    stuck neighbour: a movable one also reads its immovable neighbours' new velocities,
+    which the second pass may change.
+    """
+    positions, velocities, prefs, radius, max_speed, agent_nbrs = agents
+    n = positions.shape[0]
+    redo = np.zeros(n, np.bool_)
+    touchy = _may_touch(positions, radius, max_speed, agent_nbrs, soft, time_step, True)
+    for i in range(n):
+        if not active[i] or stuck[i] or not (touchy[i] or responsibility is not None):
+            continue
+        for k in range(agent_nbrs.shape[1]):
+            j = agent_nbrs[i, k]
+            if j < 0:
+                break
+            if not stuck[j]:
+                continue
+            if responsibility is not None:
+                redo[i] = True
+                break
+            rel_x = positions[j, 0] - positions[i, 0]
+            rel_y = positions[j, 1] - positions[i, 1]
+            touch = _step_reach(i, j, k, radius, max_speed, None, soft, None, None, False,
+                                time_step)[1]
+            if rel_x * rel_x + rel_y * rel_y < touch * touch:
+                redo[i] = True
+                break
+    return redo
+
+
+@njit(cache=True, inline='always')
 def _step_lines(lines, n, i, positions, velocities, radius, max_speed, agent_nbrs,
                 responsibility, soft, stuck_in, fixed_vel, shares, nbr_vel, stall, time_step,
                 shapes=None):
@@ -1230,17 +1288,8 @@ def _step_lines(lines, n, i, positions, velocities, radius, max_speed, agent_nbr
             break
         rel_x = positions[j, 0] - px
         rel_y = positions[j, 1] - py
-        hard_r = radius[i] + radius[j]
-        if soft is not None:
-            # The margins as far as they are always kept: perception and
-            # prediction err (none toward a standing person at the stall level).
-            if responsibility is None:
-                hard_r += _pair_margin(soft, i, j, MARGIN_SCALES[-1])
-            else:
-                hard_r += _level_margin(soft, i, j, MARGIN_SCALES[-1], MARGIN_SCALES[-1],
-                                        stall, shares[k], nbr_vel[k, 0], nbr_vel[k, 1])
-        hard_r *= 1.0 + HARD_MARGIN
-        touch = hard_r + (max_speed[i] + max_speed[j]) * time_step
+        hard_r, touch = _step_reach(i, j, k, radius, max_speed, responsibility, soft, shares,
+                                    nbr_vel, stall, time_step)
         if rel_x * rel_x + rel_y * rel_y >= touch * touch:
             continue
         if stuck_in[j]:
@@ -1411,24 +1460,24 @@ def _safe_fraction(dx, dy, wx, wy, combined_radius, time_step):
     Largest fraction f of both velocities keeping a pair out of contact for one time step.
 
     d : other minus own position [m]; w : other minus own velocity [m/s].
+    Every case is computed and the answer selected, without branches: whether a pair closes
+    in is a coin toss the processor would mispredict, and the brake asks it of every pair.
     """
     approach = dx * wx + dy * wy
-    if approach >= 0.0:
-        # Not getting closer.
-        return 1.0
     c = dx * dx + dy * dy - combined_radius * combined_radius
-    if c <= 0.0:
-        # Already overlapping and getting closer: must not approach at all.
-        return 0.0
     a = wx * wx + wy * wy
     disc = approach * approach - a * c
-    if disc <= 0.0:
-        # The relative path misses the other disc.
-        return 1.0
-    t_contact = (-approach - math.sqrt(disc)) / a
-    if t_contact >= time_step:
-        return 1.0
-    return max(0.0, t_contact / time_step * GUARD_SHRINK)
+    # a > 0 wherever this is selected (approach < 0); NaN elsewhere is never chosen.
+    t_contact = (-approach - math.sqrt(max(disc, 0.0))) / a
+    f = max(0.0, t_contact / time_step * GUARD_SHRINK)
+    # The path reaches the other disc only after the step.
+    f = 1.0 if t_contact >= time_step else f
+    # The relative path misses the other disc.
+    f = 1.0 if disc <= 0.0 else f
+    # Already overlapping and getting closer: must not approach at all.
+    f = 0.0 if c <= 0.0 else f
+    # Not getting closer.
+    return 1.0 if approach >= 0.0 else f
 
 
 @njit(cache=True)

@@ -20,8 +20,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import kdtree
-from .lines import (AgentRows, brake_conflicts, Horizons, NearObstacles, ReachSet,
-                    Responsibility, SoftRows, solve_all)
+from .lines import (brake_conflicts, Horizons, NearObstacles, ReachSet, Responsibility,
+                    second_pass_rows, SoftRows, solve_all)
 from .obstacles import Obstacles
 from .shapes import scratch_rows
 from .._jit import njit
@@ -475,12 +475,12 @@ def solve(agents: Agents, settings: SolverSettings,
     offsets, edges = _near_edges(obstacles, positions, max_speed, radius, time_horizon_obst,
                                  soft)
     # Plain tuples in the records' order: numba dispatches a NamedTuple ~4 us slower.
-    problem = (tuple(AgentRows(positions, velocities, pref_velocities, radius, max_speed,
-                               nbrs)),
-               tuple(NearObstacles(offsets, edges, obstacles.point, obstacles.next,
-                                   obstacles.prev, obstacles.unit_dir, obstacles.convex)),
-               tuple(Horizons(time_step, horizon, time_horizon_obst)))
-    return _solve_rows(problem, None if responsibility is None else tuple(responsibility),
+    return _solve_rows((positions, velocities, pref_velocities, radius, max_speed, nbrs),
+                       tuple(NearObstacles(offsets, edges, obstacles.point, obstacles.next,
+                                           obstacles.prev, obstacles.unit_dir,
+                                           obstacles.convex)),
+                       tuple(Horizons(time_step, horizon, time_horizon_obst)),
+                       None if responsibility is None else tuple(responsibility),
                        None if reach_set is None else tuple(reach_set),
                        None if soft is None else tuple(soft), active, guard, out, shapes)
 
@@ -498,26 +498,10 @@ def _near_edges(obstacles: Obstacles, positions: np.ndarray, max_speed: np.ndarr
     return obstacles.neighbors(positions, obstacle_reach)
 
 
-@njit(cache=True)
-def _redo_rows(nbrs, stuck, active):
-    """(N,) bool: the active agents, not stuck themselves, with a stuck neighbour."""
-    n = nbrs.shape[0]
-    redo = np.zeros(n, np.bool_)
-    for i in range(n):
-        if not active[i] or stuck[i]:
-            continue
-        for k in range(nbrs.shape[1]):
-            j = nbrs[i, k]
-            if j >= 0 and stuck[j]:
-                redo[i] = True
-                break
-    return redo
-
-
-def _active(active: Optional[ArrayLike], n: int) -> np.ndarray:
-    """(n,) bool: every agent when None; raise ValueError for another shape."""
+def _active(active: Optional[ArrayLike], n: int) -> Optional[np.ndarray]:
+    """(n,) bool, or None (every agent: ``_every_row``); raise ValueError for another shape."""
     if active is None:
-        return np.ones(n, bool)
+        return None
     active = np.ascontiguousarray(active, dtype=bool)
     if active.shape != (n,):
         raise ValueError(f'active must have shape ({n},), got {active.shape}')
@@ -645,25 +629,37 @@ def _reach_set(n: int, max_accel: Optional[ArrayLike], max_decel: Optional[Array
 
 
 @njit(cache=True)
-def _solve_rows(problem, responsibility, reach_set, soft, active, guard, out, shapes=None):
+def _every_row(active, n):
+    """``active``, or (n,) True when it is None (a mask made here, not in Python)."""
+    if active is None:
+        return np.ones(n, np.bool_)
+    return active
+
+
+@njit(cache=True)
+def _solve_rows(rows, near, times, responsibility, reach_set, soft, active, guard, out,
+                shapes=None):
     """
     Write the new velocities of the ``active`` agents into ``out``; return it, limited.
 
-    problem : (AgentRows, NearObstacles, Horizons) as tuples; responsibility, reach_set,
-    soft, shapes : the optional records as tuples, or None. One compiled call for the guard's
-    passes: the first pass, the second for the neighbours of agents that could not give way
-    (they take it all on, avoiding the stuck agents' velocities of the first pass), the
-    brake and ``_enforce_limits``.
+    rows, near, times : ``AgentRows``, ``NearObstacles``, ``Horizons`` as tuples;
+    responsibility, reach_set, soft, shapes : the optional records as tuples, or None;
+    active : (N,) bool, or None for every agent. One compiled call for the guard's passes:
+    the first pass, the second for the neighbours of agents that could not give way (they
+    take it all on, avoiding the stuck agents' velocities of the first pass), the brake and
+    ``_enforce_limits``.
     """
-    positions, velocities, prefs, radius, max_speed, nbrs = problem[0]
-    time_step = problem[2][0]
+    positions, velocities, prefs, radius, max_speed, nbrs = rows
+    problem = (rows, near, times)
+    time_step = times[0]
     n = positions.shape[0]
+    active = _every_row(active, n)
     stuck = np.zeros(n, np.bool_)
     # First pass: nobody is stuck yet (no fixed velocities to read: ``out`` stands in).
     _plan(problem, responsibility, reach_set, soft, active, guard, np.zeros(n, np.bool_),
           out, stuck, out, shapes)
     if guard and np.any(stuck):
-        redo = _redo_rows(nbrs, stuck, active)
+        redo = second_pass_rows(problem[0], time_step, responsibility, soft, stuck, active)
         _plan(problem, responsibility, reach_set, soft, redo, True, stuck, out.copy(),
               np.zeros(n, np.bool_), out, shapes)
         if soft is None:
