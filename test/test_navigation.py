@@ -198,6 +198,26 @@ def test_a_new_map_replans_every_route():
     assert len(points) > 2 and points[:, 1].min() < 1.0    # through the gap at the bottom
 
 
+def test_controllers_that_plan_in_one_process_keep_their_own_maps():
+    """
+    Two controllers planning in this process (as a node's warm-up does beside its ticks).
+
+    The held maps were one per process: the second controller's map replaced the first's,
+    whose next plan then ran on the other map (same map id: a straight line through the
+    shelf) or failed (KeyError). Each now plans on its own map.
+    """
+    shelf = box_map(10.0, 8.0, [(4.0, 0.0, 6.0, 5.0)])   # the route goes above it
+    _, first, _ = run(shelf, [(1.0, 2.0, 0.0)], [(9.0, 2.0)], steps=3)
+    run(box_map(10.0, 8.0, []), [(1.0, 4.0, 0.0)], [(9.0, 4.0)], steps=3)
+    first.set_goal(0, 9.0, 3.0)      # a new plan on the first controller's map
+    inputs = FleetInputs.empty(1)
+    inputs.set_odometry(0, x=1.0, y=2.0, yaw=0.0, time=1.0)
+    for t in (1.0, 1.1):
+        first.step(inputs, t)
+    points = first.navigator.points[0]
+    assert points is not None and len(points) > 2 and points[:, 1].max() > 5.0
+
+
 def test_map_walls_keep_robots_off_walls_without_scans():
     """A robot routed along a wall: with map walls as obstacles it never touches it."""
     grid = box_map(10.0, 4.0, [(0.0, 1.9, 7.0, 2.1)])

@@ -12,6 +12,7 @@ runs each job at once, in this process; the functions below then simply run here
 """
 
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+import itertools
 import multiprocessing
 import os
 import signal
@@ -21,12 +22,17 @@ from orca_nav.core.routes.planner import RoutePlanner
 
 from .map_model import wall_pieces
 
-# Maps held by the worker, map id -> (grid, {key: RoutePlanner}); the newest only. A key is
+# Maps held by the worker, (owner, map id) -> (grid, {key: RoutePlanner}); each owner's newest
+# only. The owner is the PlanningWorker's number: in a process of its own a worker holds one
+# owner's maps, but workers that plan in this process (the node's warm-up, a worker fallen back
+# to a thread, several controllers in one process) share the dict and must not clear each
+# other's map. A key is
 # a clearance [m] (shortest routes that keep it) or the tuple (clearance, margin,
 # inflation_band, cost_scaling_factor, tolerance) of RoutePlanner's arguments (cost routes),
 # for a robot with a footprint followed by its polygon's x0, y0, x1, y1, ... [m], and for
 # one that turns in place where its route turns (a differential drive) then by 1.0.
 _MAPS = {}
+_OWNERS = itertools.count()
 # The worker process runs at this lower priority (nice increment): on a busy machine the
 # control ticks get the CPU first and plans simply take longer.
 WORKER_NICENESS = 10
@@ -61,23 +67,24 @@ def make_planner(grid, key):
     return RoutePlanner(grid, key)
 
 
-def prepare_map(map_id, grid, clearances):
-    """Worker: hold ``grid`` as ``map_id``, a planner per key; return its wall pieces."""
-    _MAPS.clear()
+def prepare_map(owner, map_id, grid, clearances):
+    """Worker: hold ``grid`` as owner's ``map_id``, a planner per key; return its wall pieces."""
+    for held in [k for k in _MAPS if k[0] == owner]:
+        del _MAPS[held]
     keys = [planner_key(c) for c in clearances]
-    _MAPS[map_id] = (grid, {key: make_planner(grid, key) for key in keys})
+    _MAPS[owner, map_id] = (grid, {key: make_planner(grid, key) for key in keys})
     return wall_pieces(grid)
 
 
-def plan_batch(map_id, batch, clearance):
+def plan_batch(owner, map_id, batch, clearance):
     """
-    Worker: plan [(robot, request, start (2,), goal (2,))] on map ``map_id``.
+    Worker: plan [(robot, request, start (2,), goal (2,))] on owner's map ``map_id``.
 
     ``clearance`` holds each robot's planner key (see _MAPS). Returns (map_id, [(robot,
     request, Route or Unreachable)]); robots of one key share the planner (and its cost-to-go
     fields).
     """
-    grid, planners = _MAPS[map_id]
+    grid, planners = _MAPS[owner, map_id]
     by_clearance = {}
     for item in batch:
         by_clearance.setdefault(planner_key(clearance[item[0]]), []).append(item)
@@ -97,6 +104,7 @@ class PlanningWorker:
         """Use ``executor`` (concurrent.futures) or, by default, a worker process."""
         self._executor = executor
         self.map_id = 0
+        self.owner = next(_OWNERS)   # its maps' first key in _MAPS
 
     def worker_pid(self) -> int:
         """Return the process id of the worker that plans (it is started if it is not yet)."""
@@ -113,11 +121,11 @@ class PlanningWorker:
     def submit_map(self, grid, clearances):
         """Future of the new map's wall pieces (M, 2, 2); the map becomes the worker's map."""
         self.map_id += 1
-        return self._pool().submit(prepare_map, self.map_id, grid, clearances)
+        return self._pool().submit(prepare_map, self.owner, self.map_id, grid, clearances)
 
     def submit_plans(self, batch, clearance):
         """Future of (map id, answers) for a batch of plans on the newest map."""
-        return self._pool().submit(plan_batch, self.map_id, batch, clearance)
+        return self._pool().submit(plan_batch, self.owner, self.map_id, batch, clearance)
 
     def use_thread(self):
         """Plan in a thread of this process from now on (when the worker process died)."""
