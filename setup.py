@@ -71,6 +71,7 @@ setup(
          sorted(glob('config/maps/*.yaml') + glob('config/maps/*.pgm')
                 + glob('config/maps/*.png'))),
     ],
+    package_data={'orca_nav.ros': ['fastdds_profile.xml']},
     install_requires=['setuptools'],
     extras_require={'demo': DEMO_REQUIRES},
     zip_safe=True,

@@ -14,14 +14,16 @@ beside a load process (benchmarks.bench_node's), started a few seconds before, t
 publishes every robot's odometry and a far goal, re-sent every second, as a fleet that is
 already running when the node starts (the load publishes once it has found the node's
 subscriptions). This process samples the cmd_vel of every robot (every K-th of a large
-fleet) over real DDS on loopback and prints, from the node's start: the first driving
+fleet) over real DDS on loopback and prints, from the node's start: the first command heard
+(zero commands included: the node is built and its publishers matched), the first driving
 (non-zero) command of any sampled robot, the moment every sampled robot had one, and the
 moment from which every sampled robot was commanded at the node's rate (at least
 ``RATE_SHARE`` of its periods in each second after). ``--cache cold`` gives the node a new,
 empty NUMBA_CACHE_DIR (a fresh clone, a new install, an edit); ``warm`` the environment as it
 is (after ``make``'s set-up, or the colcon build, which fill the cache). ``--hog`` runs a
 busy loop of one core beside it. ``--ctrl-c S`` sends SIGINT S seconds after the start and
-prints how long the node took to exit, and its exit code.
+prints how long the node took to exit, and its exit code. ``--log`` prints the node's log
+after each run, every line with the seconds since the node's start.
 
 Targets: first driving command within 5 s (4 robots) and 15 s (1000 robots) from
 the colcon install after its build; a 1000-robot node started on a fresh clone commands
@@ -34,6 +36,7 @@ import argparse
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -72,7 +75,7 @@ def node_command(n, install, params):
     return [os.path.join(prefix, 'lib', 'orca_nav', 'orca_nav_node')] + args, env
 
 
-def run(n, cache, install=None, hog=False, ctrl_c=None, timeout=TIMEOUT):
+def run(n, cache, install=None, hog=False, ctrl_c=None, timeout=TIMEOUT, show_log=False):
     """Start the node and its load; return the start-up figures (a dict)."""
     import rclpy
     from geometry_msgs.msg import Twist
@@ -113,6 +116,7 @@ def run(n, cache, install=None, hog=False, ctrl_c=None, timeout=TIMEOUT):
         env=load_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(LOAD_HEAD_START)
     start = time.monotonic()
+    start_wall = time.time()
     node = subprocess.Popen(argv, env=env, stdout=node_log, stderr=subprocess.STDOUT,
                             cwd=tempfile.gettempdir(), text=True)
     result = {'robots': n, 'cache': cache, 'hog': hog, 'node': 'install' if install else
@@ -150,9 +154,16 @@ def run(n, cache, install=None, hog=False, ctrl_c=None, timeout=TIMEOUT):
     node_log.seek(0)
     log = node_log.read()
     node_log.close()
+    if show_log:  # each line with the seconds since the node's start, from its stamp
+        for line in log.splitlines():
+            stamp = re.search(r'\] \[([0-9]+\.[0-9]+)\]', line)
+            since = f'{float(stamp.group(1)) - start_wall:7.2f}' if stamp else ' ' * 7
+            print(since, line[:160], file=sys.stderr)
     firsts = [next((t for t, driving in heard[r] if driving), None) for r in sampled]
     known = [t - start for t in firsts if t is not None]
+    heard_any = [cmds[0][0] - start for cmds in heard.values() if cmds]
     result.update(
+        first_command_s=round(min(heard_any), 2) if heard_any else None,
         first_driving_s=round(min(known), 2) if known else None,
         all_driving_s=(round(max(known), 2) if len(known) == len(firsts) else None),
         at_rate_s=_round(rate_since(heard, start)),
@@ -212,6 +223,8 @@ def main():
                         help='send SIGINT S seconds after the start; print the exit')
     parser.add_argument('--repeats', type=int, default=1)
     parser.add_argument('--timeout', type=float, default=TIMEOUT)
+    parser.add_argument('--log', action='store_true',
+                        help="print the node's log, with seconds since its start")
     args = parser.parse_args()
     os.environ.update(ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
     print(f'orca_nav start-up benchmark: node rate {NODE_RATE:g} Hz, {os.cpu_count()} CPUs, '
@@ -219,7 +232,7 @@ def main():
     for n in args.robots:
         for cache in args.cache:
             for _ in range(args.repeats):
-                r = run(n, cache, args.install, args.hog, args.ctrl_c, args.timeout)
+                r = run(n, cache, args.install, args.hog, args.ctrl_c, args.timeout, args.log)
                 print(json.dumps(r), flush=True)
 
 

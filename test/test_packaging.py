@@ -43,6 +43,15 @@ def test_launch_and_config_files_are_installed():
             assert os.path.isfile(os.path.join(share, folder, name)), f'{folder}/{name} missing'
 
 
+def test_the_node_fast_dds_profile_is_installed_beside_its_module():
+    """orca_nav.ros.middleware finds fastdds_profile.xml in the installed copy too."""
+    version = f'python{sys.version_info[0]}.{sys.version_info[1]}'
+    lib = os.path.join(_prefix(), 'lib', version, 'site-packages')
+    if not os.path.isdir(os.path.join(lib, 'orca_nav')):
+        pytest.skip(f'no orca_nav under {lib}')
+    assert os.path.isfile(os.path.join(lib, 'orca_nav', 'ros', 'fastdds_profile.xml'))
+
+
 @pytest.mark.parametrize('script', ['orca_nav_node', 'orca_nav_sim', 'orca_nav_demo'])
 def test_console_scripts_are_installed_under_lib(script):
     """Each console script sits in lib/orca_nav (for ros2 run) and starts."""

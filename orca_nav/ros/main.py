@@ -11,7 +11,7 @@ import re
 import signal
 import sys
 
-from orca_nav.ros import startup
+from orca_nav.ros import middleware, startup
 from orca_nav.ros.node import OrcaNavNode
 import rclpy
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
@@ -68,11 +68,14 @@ def main(args=None):
     # the middle of rclpy's C++ calls. So the handlers only set a flag that the loop checks;
     # but while the node is still being built (a large fleet's publishers take many seconds),
     # nothing has been commanded yet: a signal then ends the start at once.
+    profile = middleware.use_node_profile()  # before rclpy.init: Fast DDS reads it once
     try:
         rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     except _rclpy.RCLError as exc:  # without rcl's source locations (', at parser.c:271')
         print(f'orca_nav_node: {re.sub(r", at [^ ,]+:[0-9]+", "", str(exc))}', file=sys.stderr)
         return 1
+    log = rclpy.logging.get_logger('orca_nav')
+    (log.info if profile.startswith('Fast DDS profile: yours') else log.debug)(profile)
     stop = []
     building = [True]
 
@@ -92,7 +95,7 @@ def main(args=None):
         except KeyboardInterrupt:
             # Nothing commanded yet; rclpy's shutdown would destroy a large fleet's thousands
             # of half-built entities one by one (6 s with 1000 robots), beyond launch's grace.
-            rclpy.logging.get_logger('orca_nav').info(
+            log.info(
                 f'{signal.Signals(stop[0]).name} while starting: exiting')
             sys.stdout.flush()
             sys.stderr.flush()
@@ -109,7 +112,7 @@ def main(args=None):
     except ExternalShutdownException:
         pass
     except Exception as exc:  # noqa: B902 -- report bad parameters as one readable line
-        rclpy.logging.get_logger('orca_nav').fatal(str(exc))
+        log.fatal(str(exc))
         code = 1
     finally:
         # Ignored from now on, also after main() returns: the process is ending, and a late
