@@ -9,7 +9,12 @@ import dataclasses
 import re
 
 import numpy as np
+from orca_nav.control import corners
+from orca_nav.control.config import FleetConfig, node_values
+from orca_nav.control.map_model import MapModel
+from orca_nav.core.geometry import placed_polygon, polygon_segments_gap
 from orca_nav.sim.scenarios import CONTACT_TOLERANCE, load_scenario, scenario_path
+import pytest
 
 from test_scenario_worlds import run_world  # noqa: I100 -- test/ is on sys.path
 
@@ -66,3 +71,54 @@ def test_differential_carts_in_a_warehouse_with_their_footprints():
     run = run_world(scenario, 'differential', footprint_differential=True)
     assert run.arrived.all(), f'{np.flatnonzero(~run.arrived)} did not arrive in {run.time} s'
     assert run.min_gap > -CONTACT_TOLERANCE and run.min_wall > -CONTACT_TOLERANCE
+
+
+CART = '[[0.45, 0.3], [-0.45, 0.3], [-0.45, -0.3], [0.45, -0.3]]'   # 0.9 x 0.6 m
+
+
+def _jamb_gap(cmd, wall, pose, dt):
+    """Gap [m] of a cart at ``pose`` to ``wall`` once it has turned at cmd's rate for dt."""
+    turned = [pose[0], pose[1], pose[2] + cmd[2] * dt]
+    polygon = placed_polygon(np.array(eval(CART)), turned)  # noqa: S307 -- a constant
+    return float(polygon_segments_gap(polygon, wall).min())
+
+
+def test_a_holonomic_cart_does_not_turn_a_corner_into_a_jamb_beside_it():
+    """Its turn is guarded over two periods: what a late command or odometry makes of it."""
+    cfg = FleetConfig.from_values(node_values(['cart'], footprint=CART))
+    # A jamb 2.5 cm beyond the cart's front-left corner, along y; the cart at yaw 0.
+    wall = np.array([[[0.475, -1.0], [0.475, 1.0]]])
+    model = MapModel(None, wall)
+    centre, yaw, present = np.zeros((1, 2)), np.zeros(1), np.ones(1, bool)
+    now = _jamb_gap([0, 0, 0], wall, [0, 0, 0], 0.0)
+    assert now == pytest.approx(0.025)
+    # Turning either way swings a front corner toward the jamb: more than 0.5 cm in two
+    # periods at 0.5 rad/s. The turn is cut so that the polygon, padded, comes no nearer the
+    # jamb than WALL_GAP or than it is now, in one period and in two; the velocity along the
+    # jamb is ORCA's, untouched.
+    floor = min(now, corners.WALL_GAP + cfg.footprint_padding)
+    for w in (0.5, -0.5):
+        asked = np.array([[0.0, 0.2, w]])
+        cmd = corners.keep_clear(cfg, asked, centre, yaw, model, present)[0]
+        assert cmd[1] == 0.2 and abs(cmd[2]) < abs(w) and np.sign(cmd[2]) in (0, np.sign(w))
+        for k in (1, 2):
+            pose = [0.0, 0.2 * k * cfg.period, 0.0]
+            assert _jamb_gap(cmd, wall, pose, k * cfg.period) >= floor - 1e-6
+        assert _jamb_gap(asked[0], wall, [0, 0, 0], 2 * cfg.period) < floor - 0.005
+    # Away from the jamb (turned 0.3 rad, turning back toward 0 opens the gap): untouched.
+    asked = np.array([[0.0, 0.0, -0.5]])
+    assert (corners.keep_clear(cfg, asked, centre, np.array([0.3]), model, present)
+            == asked).all()
+    # A disc robot beside the same jamb: no footprint, nothing to guard.
+    discs = FleetConfig.from_values(node_values(['disc']))
+    assert not corners.turning_shapes(discs)
+
+
+def test_holonomic_carts_pass_the_door_with_their_commands_a_period_late():
+    """cart_door with each command in effect one period after it was sent (a network)."""
+    run = run_world(load_scenario('cart_door'), 'holonomic', lag=1)
+    assert run.arrived.all(), f'{np.flatnonzero(~run.arrived)} did not arrive in {run.time} s'
+    # Without the turn's guard the carts' corners came within 1.2 cm of a jamb (2.3 cm with it,
+    # the guard's WALL_GAP of 2 cm kept).
+    assert run.min_gap > -CONTACT_TOLERANCE
+    assert run.min_wall >= corners.WALL_GAP - 1e-3

@@ -54,12 +54,13 @@ class WorldRun:
     commands: np.ndarray  # (T, N, 3) the commands sent (zero for observed robots)
 
 
-def run_world(scenario, drive, fleet=None, **params):
+def run_world(scenario, drive, fleet=None, lag=0, **params):
     """
     Drive the scenario to the end with the controller in the loop; return a WorldRun.
 
     fleet : FleetConfig fields to replace after the node's resolution (settings the node has
-    no parameter for yet), or None.
+    no parameter for yet), or None. lag : periods by which every command takes effect late
+    (the robots keep their previous commands meanwhile: a network, a slow base).
 
     The controller's settings are the node's: the demo's parameters for this scenario
     (orca_nav.sim.processes.node_params, incl. observed robots, weights and groups) plus
@@ -90,6 +91,7 @@ def run_world(scenario, drive, fleet=None, **params):
     world = World(s)
     inputs = FleetInputs.empty(len(row))
     cmd = np.zeros((n, 3))
+    late = [np.zeros((n, 3))] * lag   # commands sent, not yet in effect (oldest first)
     poses, commands = [], []
     while world.time < s.timeout:
         t, pose = world.time, world.poses
@@ -100,6 +102,9 @@ def run_world(scenario, drive, fleet=None, **params):
         result = ctrl.step(inputs, t)
         cmd = np.zeros((n, 3))
         cmd[row[:c]] = result.commands
+        if lag:
+            late.append(cmd)
+            cmd = late.pop(0)
         cmd = world.drive(cmd, PERIOD)   # observed robots and walkers: their own twists
         poses.append(pose.copy())
         commands.append(cmd.copy())

@@ -24,7 +24,7 @@ import numpy as np
 from .avoidance import Avoidance, shaped_footprints, wall_model
 from .commands import Commands, limit
 from .config import FleetConfig
-from .corners import keep_clear, narrow_turns, turns_at_corners
+from .corners import keep_clear, narrow_turns, turning_shapes, turns_at_corners
 from .giveway import GiveWay
 from .navigation import NavigationConfig, Navigator
 from .observation import Observer
@@ -340,14 +340,16 @@ class FleetController:
         cmd = self.commands.command(cfg, velocities[:c], obs.ahead_yaw[:c], obs.active[:c],
                                     warnings, previous, obs.lookahead, steering.prefs[:c])
         # A differential robot with a footprint: turning in place at a corner, along its route
-        # in a passage, and no turn that swings its body into a wall or robot.
-        if shaped:
+        # in a passage, and no turn that swings its body into a wall or robot; nor a holonomic
+        # one's turn.
+        if shaped or turning_shapes(cfg):
             yaw = obs.ahead_yaw
             centre = obs.orca_pos - obs.lookahead[:, None] * np.stack(
                 [np.cos(yaw), np.sin(yaw)], axis=1)
-            cmd = self.navigator.corners.steer_commands(
-                cfg, cmd, velocities[:c], obs.pos[:c], yaw[:c], steering, narrow,
-                obs.active[:c], previous)
+            if shaped:
+                cmd = self.navigator.corners.steer_commands(
+                    cfg, cmd, velocities[:c], obs.pos[:c], yaw[:c], steering, narrow,
+                    obs.active[:c], previous)
             cmd = limit(cfg, keep_clear(cfg, cmd, centre, yaw, wall_model(self.navigator),
                                         obs.present))
             self.commands.last = cmd.copy()

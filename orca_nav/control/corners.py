@@ -19,7 +19,9 @@ the other way). So, besides avoiding with its polygon (``avoidance.footprint_row
   its point ahead along its heading, a yaw rate toward its target (the sideways part of an
   avoiding velocity would turn it across the passage), no pass-on-right bias, and at most
   NARROW_TURN_RATE (``narrow_turns``: its polygon is swept over that turn only).
-- **No command swings its body into a wall or robot** (``keep_clear``).
+- **No command swings its body into a wall or robot** (``keep_clear``); nor does a holonomic
+  robot's turn swing its polygon into one (its turn, over two periods, as late commands make
+  it last).
 
 A corner is a vertex of the route where it turns by more than CORNER_ANGLE and where the
 route within NARROW_SPAN circumscribed radii before or after the vertex comes nearer a
@@ -70,6 +72,7 @@ WALL_GAP = 0.02
 ROBOT_GAP = 0.05
 GUARD_SCALES = ((1.0, 1.0), (1.0, 0.5), (1.0, 0.25), (1.0, 0.0), (0.5, 0.5), (0.25, 0.25),
                 (0.0, 0.0))
+TURN_SCALES = (1.0, 0.5, 0.25, 0.0)
 # Corners judged are remembered, up to this many.
 CACHE = 4096
 
@@ -246,23 +249,30 @@ def keep_clear(cfg, cmd, centre, yaw, model, present):
     """
     Return the commands (C, 3), slowed where a robot's polygon would swing near a wall.
 
-    For the robots that turn at corners: the polygon, padded, placed where the command takes
-    the robot in one and in two periods (an arc), against the map's walls near it (model :
-    MapModel or None) and the other robots where they are now (polygons, or discs of their
-    radius; present (N,) bool: the rows avoided). ORCA steers the point ahead; the rest of
-    the body turns about the axle, and a rear corner swings sideways by its distance behind
-    the axle over the point ahead's distance times as much as the point does, the other way:
-    beside the rear, no half-plane of the point's velocity stops that. A command that would
-    bring the polygon nearer a wall or robot than it is now, within WALL_GAP (ROBOT_GAP) of
-    it, is scaled by the first of GUARD_SCALES that does not. centre (N, 2) [m] the axles
-    and yaw (N,) [rad] when the command takes effect.
+    For the robots that turn at corners, and for holonomic robots with a footprint that turn:
+    the polygon, padded, placed where the command takes the robot in one and in two periods,
+    against the map's walls near it (model : MapModel or None) and the other robots where
+    they are now (polygons, or discs of their radius; present (N,) bool: the rows avoided).
+    ORCA steers the point ahead; the rest of the body turns about the axle, and a rear corner
+    swings sideways by its distance behind the axle over the point ahead's distance times as
+    much as the point does, the other way: beside the rear, no half-plane of the point's
+    velocity stops that. A holonomic robot's polygon is swept over one period's turn in its
+    half-planes; a turn that goes on for a period or two more (its odometry and its commands
+    late, over a network) would swing a corner into a jamb it had centimetres from. A command
+    that would bring the polygon nearer a wall or robot than it is now, within WALL_GAP
+    (ROBOT_GAP) of it, is scaled by the first of GUARD_SCALES (a holonomic robot: of
+    TURN_SCALES, its velocity is ORCA's) that does not. centre (N, 2) [m] the axles and yaw
+    (N,) [rad] when the command takes effect.
     """
     cmd = cmd.copy()
     c = len(cmd)
-    for i in np.flatnonzero(turns_at_corners(cfg)[:c] & np.any(cmd != 0.0, axis=1)):
+    shaped = np.array([p is not None for p in cfg.footprint[:c]], bool)
+    turning = shaped & ~np.asarray(cfg.differential[:c], bool) & (cmd[:, 2] != 0.0)
+    guarded = (turns_at_corners(cfg)[:c] & np.any(cmd != 0.0, axis=1)) | turning
+    for i in np.flatnonzero(guarded):
         polygon = np.asarray(cfg.footprint[i], dtype=float)
         reach = float(np.hypot(*polygon.T).max()) + cfg.footprint_padding
-        travel = 2.0 * cfg.period * abs(cmd[i, 0])
+        travel = 2.0 * cfg.period * float(np.hypot(cmd[i, 0], cmd[i, 1]))
         walls = (np.zeros((0, 2, 2)) if model is None else model.walls_near(
             centre[i:i + 1], np.array([reach + travel + WALL_GAP])))
         near = present & (np.hypot(*(centre - centre[i]).T)
@@ -275,12 +285,17 @@ def keep_clear(cfg, cmd, centre, yaw, model, present):
         pose = np.array([centre[i, 0], centre[i, 1], yaw[i]])
         now = _gaps(polygon, cfg.footprint_padding, pose, walls, others)
         floor = np.minimum(now, np.where(np.arange(len(now)) == 0, WALL_GAP, ROBOT_GAP))
-        for forward, turn in GUARD_SCALES:
-            v, w = forward * cmd[i, 0], turn * cmd[i, 2]
-            if all((_gaps(polygon, cfg.footprint_padding, _arc(pose, v, w, k * cfg.period),
-                          walls, others) >= floor - 1e-6).all() for k in (1, 2)):
+        if turning[i]:
+            moves = [(cmd[i, 0], cmd[i, 1], turn * cmd[i, 2], _glide) for turn in TURN_SCALES]
+        else:
+            moves = [(forward * cmd[i, 0], cmd[i, 1], turn * cmd[i, 2], _arc)
+                     for forward, turn in GUARD_SCALES]
+        for vx, vy, w, pose_after in moves:
+            if all((_gaps(polygon, cfg.footprint_padding,
+                          pose_after(pose, vx, vy, w, k * cfg.period), walls, others)
+                    >= floor - 1e-6).all() for k in (1, 2)):
                 break
-        cmd[i, 0], cmd[i, 2] = v, w
+        cmd[i] = vx, vy, w
     return cmd
 
 
@@ -300,8 +315,15 @@ def _gaps(polygon, padding, pose, walls, others):
     return np.array(out) - padding
 
 
-def _arc(pose, v, w, dt):
-    """Return the pose (3,) a unicycle reaches from ``pose`` with (v, w) in dt [s]."""
+def _glide(pose, vx, vy, w, dt):
+    """Return the pose (3,) a holonomic robot reaches with body velocity (vx, vy), w in dt."""
+    x, y, yaw = pose
+    c, s = math.cos(yaw), math.sin(yaw)
+    return np.array([x + (c * vx - s * vy) * dt, y + (s * vx + c * vy) * dt, yaw + w * dt])
+
+
+def _arc(pose, v, vy, w, dt):
+    """Return the pose (3,) a unicycle reaches from ``pose`` with (v, w) in dt [s] (not vy)."""
     x, y, yaw = pose
     turn = w * dt
     if abs(turn) < 1e-9:
@@ -329,6 +351,13 @@ def narrow_turns(cfg, narrow):
         return cfg
     return dataclasses.replace(cfg, max_angular_speed=np.where(
         slow, NARROW_TURN_RATE, cfg.max_angular_speed))
+
+
+def turning_shapes(cfg):
+    """Whether a commanded robot is holonomic with a footprint (keep_clear guards its turn)."""
+    c = cfg.n_controlled
+    return any(p is not None and not diff
+               for p, diff in zip(cfg.footprint[:c], cfg.differential[:c]))
 
 
 def turns_at_corners(cfg):
@@ -435,4 +464,4 @@ def _off_segment(point, a, b):
     return math.hypot(*(a + t * d - point)) > 1e-3
 
 
-__all__ = ['Corners', 'keep_clear', 'narrow_turns', 'turns_at_corners']
+__all__ = ['Corners', 'keep_clear', 'narrow_turns', 'turning_shapes', 'turns_at_corners']
