@@ -6,6 +6,7 @@ contact on the true polygons at the robots' headings.
 """
 
 import dataclasses
+import json
 import re
 
 import numpy as np
@@ -79,7 +80,7 @@ CART = '[[0.45, 0.3], [-0.45, 0.3], [-0.45, -0.3], [0.45, -0.3]]'   # 0.9 x 0.6 
 def _jamb_gap(cmd, wall, pose, dt):
     """Gap [m] of a cart at ``pose`` to ``wall`` once it has turned at cmd's rate for dt."""
     turned = [pose[0], pose[1], pose[2] + cmd[2] * dt]
-    polygon = placed_polygon(np.array(eval(CART)), turned)  # noqa: S307 -- a constant
+    polygon = placed_polygon(np.array(json.loads(CART)), turned)
     return float(polygon_segments_gap(polygon, wall).min())
 
 
