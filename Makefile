@@ -39,13 +39,20 @@ $(VENV)/.test: $(VENV)/.runtime requirements-test.txt
 # The node's kernels of the sources in this folder (what demo and pytest run), compiled into
 # NUMBA_CACHE_DIR once per state of the sources: the node's first start is then seconds, not
 # a minute. colcon build does the same for its installed copy (setup.py).
+# Two processes side by side (the node's variants shared out); the tests' set-up adds the
+# core's library modes in a third (what the tests call besides the node: about a minute and a
+# half here, cold).
 KERNELS := $(NUMBA_CACHE_DIR)/.node_kernels
+TEST_KERNELS := $(NUMBA_CACHE_DIR)/.test_kernels
 $(KERNELS): $(VENV)/.runtime
 	PYTHONPATH=$(CURDIR) $(PY) -m orca_nav.control.warmup
 	touch $@
+$(TEST_KERNELS): $(VENV)/.test
+	PYTHONPATH=$(CURDIR) $(PY) -m orca_nav.control.warmup --library
+	touch $(KERNELS) $@
 
 venv: $(VENV)/.runtime $(KERNELS)
-venv-test: $(VENV)/.test $(KERNELS)
+venv-test: $(VENV)/.test $(TEST_KERNELS)
 
 demo: venv
 	PYTHONPATH=$(CURDIR) $(PY) -m orca_nav.demo $(DEMO_ARGS)
@@ -55,11 +62,12 @@ demo: venv
 COLCON := $(VENV)/bin/colcon --log-base .colcon/log
 WS     := --build-base .colcon/build --install-base .colcon/install
 
-# pytest-xdist: one worker per core (at most 4), each test module one unit (its module
-# fixtures run once), the real-time modules together one unit on one worker, each test of the
+# pytest-xdist: one worker per core and one more (at most 5): the real-time modules run
+# together as one unit on one worker and mostly wait (processes, DDS at its own pace, the
+# demo's runs); each test module one unit (its module fixtures run once), each test of the
 # lock-stepped world modules one unit (the scheduler of test/conftest.py);
 # --no-loadscope-reorder keeps the order conftest.py sorts.
-TEST_WORKERS ?= $(shell n=$$(nproc); [ $$n -gt 4 ] && n=4; echo $$n)
+TEST_WORKERS ?= $(shell n=$$(( $$(nproc) + 1 )); [ $$n -gt 5 ] && n=5; echo $$n)
 XDIST := -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder
 
 test: venv-test

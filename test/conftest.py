@@ -107,23 +107,36 @@ def pytest_xdist_make_scheduler(config, log):
 
 
 def pytest_collection_modifyitems(session, config, items):
-    """Order the tests: no kernel, real time, the rest, the PER_TEST modules (stable)."""
+    """
+    Order the tests: no kernel, real time, the rest, the PER_TEST modules (stable).
+
+    Among the real-time ones, those that read runs started in the background (test_demo.py's
+    ``end_to_end``) come last: the other real-time tests run while they wait.
+    """
     def rank(item):
         name = item.path.name
-        return (0 if name in NO_KERNELS else 1 if name in REAL_TIME else
-                3 if name in PER_TEST else 2)
+        if name in REAL_TIME:
+            return 1, 'end_to_end' in getattr(item, 'fixturenames', ())
+        return (0 if name in NO_KERNELS else 3 if name in PER_TEST else 2), False
     items.sort(key=rank)
 
 
 def pytest_runtest_setup(item):
-    """Before a test that may need the kernels, wait until they are compiled (once)."""
+    """
+    Before a test that may need the kernels, wait until they are compiled (once).
+
+    The REAL_TIME modules' tests run the node's kernels (``WARMUPS[0]``; their processes
+    too), not the solver's library modes: they wait for the first compile only.
+    """
     folder = os.environ.get(KERNELS_ENV)
-    if folder is None or item.path.name in NO_KERNELS or _waited:
+    if folder is None or item.path.name in NO_KERNELS:
         return
-    _waited['done'] = True
+    needed = 1 if item.path.name in REAL_TIME else len(WARMUPS)
+    if _waited.get('count', 0) >= needed:
+        return
     deadline = time.monotonic() + KERNELS_TIMEOUT
     codes = []
-    for k in range(len(WARMUPS)):
+    for k in range(needed):
         path = os.path.join(folder, f'{k}.code')
         while not os.path.exists(path):
             if time.monotonic() > deadline:
@@ -134,6 +147,7 @@ def pytest_runtest_setup(item):
             codes.append(f.read().strip())
     if any(code != '0' for code in codes):
         pytest.exit('compiling the numba kernels (orca_nav.core.warmup) failed', returncode=1)
+    _waited['count'] = needed
 
 
 @pytest.fixture(scope='module')

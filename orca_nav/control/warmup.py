@@ -43,14 +43,23 @@ MAP_SIZE = 8.0          # [m] side of the warm-up's square room (map walls, rout
 MAP_RESOLUTION = 0.1    # [m / cell]
 SCAN_BEAMS = 180        # beams of the made-up scans (the count does not change a type)
 TICKS = 5               # ticks of each of the three scenes: routes planned, tracks confirmed
+# A cart of Nav2's string form (0.9 x 0.6 m), given to two of the warm-up's robots: a mixed
+# fleet of carts and discs.
+CART = '[[0.45, 0.3], [-0.45, 0.3], [-0.45, -0.3], [0.45, -0.3]]'
+FOOTPRINTS = {'robot0.footprint': CART, 'robot2.footprint': CART}
 # Settings the build warms up besides the node's defaults (``--build``): the variants that a
-# parameter makes (acceleration limits, scans with people tracking, shares and groups) and both
-# drives. A node's own settings are warmed up by the node itself (orca_nav.ros.node).
+# parameter makes (footprints, acceleration limits, scans with people tracking) and both
+# drives. A node's own settings are warmed up by the node itself (orca_nav.ros.node). In
+# ``jobs`` processes, variant k in process k % jobs: the order splits the work about evenly in
+# two (the defaults and the footprints each compile most of the solver's kernels; here, cold:
+# 58 s in two processes, 100 s in one).
 BUILD_VARIANTS = (
     {},
+    FOOTPRINTS,
     {'drive': 'differential'},
-    {'scan_enabled': True, 'drive': 'differential'},
+    dict(FOOTPRINTS, drive='differential'),
     {'max_accel': 1.0, 'max_decel': 2.0, 'max_angular_accel': 3.0},
+    {'scan_enabled': True, 'drive': 'differential'},
 )
 
 
@@ -114,19 +123,60 @@ def warmup(config: FleetConfig, navigation=None) -> float:
     return time.perf_counter() - start
 
 
-def warmup_node_defaults(variants=BUILD_VARIANTS, robots=4, observed=2) -> float:
+def warmup_node_defaults(variants=BUILD_VARIANTS, robots=4, observed=2, jobs=1) -> float:
     """
     Warm up the node's defaults and ``variants`` (parameter changes), holonomic first.
 
-    What a package build runs, not knowing the parameters its nodes will get. Returns seconds.
+    What a package build runs, not knowing the parameters its nodes will get; with ``jobs`` >
+    1 the variants are shared out among that many processes (this one and jobs - 1 started
+    for it; numba's cache is what they share). Returns seconds.
+    """
+    return warm_build(variants, robots, observed, jobs)[0]
+
+
+def warm_build(variants=BUILD_VARIANTS, robots=4, observed=2, jobs=1, library=False):
+    """
+    Do ``warmup_node_defaults``; return (seconds, kernels compiled in all processes).
+
+    library : also compile the core's library modes (``orca_nav.core.warmup``: what tests and
+    benchmarks call), in a process of its own beside the others.
     """
     start = time.perf_counter()
+    jobs = max(1, min(int(jobs), len(variants)))
+    parts = [list(variants[k::jobs]) for k in range(jobs)]
+    pool = None
+    if jobs > 1 or library:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        pool = ProcessPoolExecutor(jobs - 1 + library,
+                                   mp_context=multiprocessing.get_context('spawn'))
+    try:
+        others = [pool.submit(_warm_variants, part, robots, observed) for part in parts[1:]]
+        if library:
+            others.append(pool.submit(_warm_library))
+        compiled = _warm_variants(parts[0], robots, observed)
+        compiled += sum(future.result() for future in others)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    return time.perf_counter() - start, compiled
+
+
+def _warm_library():
+    """Compile the core's library modes in this process; return how many kernels it compiled."""
+    from orca_nav import core
+    core.warmup()
+    return sum(sum(d.stats.cache_misses.values()) for d in kernels().values())
+
+
+def _warm_variants(variants, robots, observed):
+    """Warm up each of ``variants`` in this process; return how many kernels it compiled."""
     names = [f'robot{k}' for k in range(robots)]
     watched = [f'watched{k}' for k in range(observed)]
     for given in variants:
         values = node_values(names, watched, **given)
         warmup(FleetConfig.from_values(values), navigation_config(values))
-    return time.perf_counter() - start
+    return sum(sum(d.stats.cache_misses.values()) for d in kernels().values())
 
 
 def _pick(mask, k):
@@ -310,6 +360,12 @@ def main(argv=None):
     parser.add_argument('--seed', metavar='DIR',
                         help='first take the kernels cached for the same sources in DIR (the '
                              "folder holding orca_nav/: a build's source folder)")
+    parser.add_argument('--jobs', type=int, default=min(2, os.cpu_count() or 1),
+                        help='processes that compile side by side (default: 2, or 1 on one '
+                             'core)')
+    parser.add_argument('--library', action='store_true',
+                        help="also the core's library modes (orca_nav.core.warmup: what the "
+                             'tests and benchmarks call), in one more process')
     args = parser.parse_args(argv)
     import orca_nav
     here = os.path.realpath(orca_nav.__path__[0])
@@ -324,12 +380,13 @@ def main(argv=None):
             seeded = seed_from(args.seed, sources)
         except (OSError, ImportError, AttributeError) as exc:  # numba's layout changed
             print(f'orca_nav: kernels not taken from {args.seed}: {exc!r}', file=sys.stderr)
-    seconds = warmup_node_defaults()
+    seconds, compiled = warm_build(jobs=args.jobs, library=args.library)
     for folder in _folders():
         with open(os.path.join(folder, STAMP), 'w') as f:
             f.write(sources + '\n')
-    compiled = sum(sum(d.stats.cache_misses.values()) for d in kernels().values())
-    print(f'orca_nav: numba kernels of {here} ready in {seconds:.1f} s ({compiled} compiled, '
+    print(f'orca_nav: numba kernels of {here} ready in {seconds:.1f} s ({compiled} compiled '
+          f'in {args.jobs + args.library} process{"es" if args.jobs + args.library > 1 else ""}'
+          f'{" with the library modes" if args.library else ""}, '
           f"{seeded} files taken from the sources' cache; cached in "
           f'{", ".join(sorted(_folders()))})')
     return 0

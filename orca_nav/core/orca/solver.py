@@ -774,6 +774,12 @@ def warmup() -> None:
         for limits in ({}, {'max_accel': 0.5, 'max_decel': 1.0}):
             compute_velocities(pos, np.array([[0.0, 0.0], [-1.0, 0.0], [0.0, 0.0]]), prefs,
                                0.3, 1.0, **soft, **shares, **limits, **params)
+    # Footprints (0.9 x 0.6 m carts, two of them turned) with the margins they keep.
+    cart = np.array([[0.45, 0.3], [-0.45, 0.3], [-0.45, -0.3], [0.45, -0.3]])
+    turned = np.stack([cart, cart[:, ::-1], cart])
+    compute_velocities(pos, np.zeros((3, 2)), prefs, np.full(3, 0.55), np.ones(3),
+                       margin=np.full(3, 0.05), keep_margin=np.ones(3, bool), footprint=turned,
+                       footprint_body=np.full(3, 0.01), **params)
     # The guard's last resort, which only agents that could not give way reach.
     nbrs = agent_neighbors(pos, 5.0, 4)
     guard_args = (pos, np.array(prefs), np.full(3, 0.3), nbrs, 0.1, np.ones(3, bool))
