@@ -30,12 +30,15 @@ SETTINGS = {
     'differential': {'drive': 'differential'},
     'scans': {'scan_enabled': True},
     'acceleration': {'max_accel': 0.8, 'max_decel': 1.5},
+    # Two carts (Nav2's footprint) among discs.
+    'footprints': {'r1.footprint': '[[0.4, 0.25], [-0.4, 0.25], [-0.4, -0.25], [0.4, -0.25]]',
+                   'r3.footprint': '[[0.3, 0.3], [-0.3, 0.3], [-0.3, -0.3], [0.3, -0.3]]'},
     # Not among the settings a build warms up: the node's own warm-up has them.
     'shares': {'avoidance_weight': 0.3, 'r2.avoidance_group': 'carts',
                'r1.groups_to_ignore': ['carts'], 'observed_reciprocate': True,
                'r3.drive': 'differential', 'pose_topic': 'amcl_pose'},
 }
-BUILD_SETTINGS = ('defaults', 'differential', 'scans', 'acceleration')
+BUILD_SETTINGS = ('defaults', 'differential', 'scans', 'acceleration', 'footprints')
 CHECK_TIMEOUT = 900.0  # [s] a process that compiles on a cold cache, on a busy machine
 
 
