@@ -98,6 +98,11 @@ def signatures() -> dict:
     return {name: set(d.signatures) for name, d in kernels().items()}
 
 
+def compiled_count() -> int:
+    """Return how many signatures of orca_nav's kernels this process compiled (not loaded)."""
+    return sum(sum(d.stats.cache_misses.values()) for d in kernels().values())
+
+
 def new_signatures(before: dict, after: dict) -> dict:
     """Return {kernel name: signatures in ``after`` that ``before`` lacks}, non-empty only."""
     added = {name: sigs - before.get(name, set()) for name, sigs in after.items()}
@@ -166,7 +171,7 @@ def _warm_library():
     """Compile the core's library modes in this process; return how many kernels it compiled."""
     from orca_nav import core
     core.warmup()
-    return sum(sum(d.stats.cache_misses.values()) for d in kernels().values())
+    return compiled_count()
 
 
 def _warm_variants(variants, robots, observed):
@@ -176,7 +181,7 @@ def _warm_variants(variants, robots, observed):
     for given in variants:
         values = node_values(names, watched, **given)
         warmup(FleetConfig.from_values(values), navigation_config(values))
-    return sum(sum(d.stats.cache_misses.values()) for d in kernels().values())
+    return compiled_count()
 
 
 def _pick(mask, k):

@@ -11,8 +11,7 @@ import math
 from pathlib import Path
 
 import numpy as np
-from orca_nav.core.geometry import (
-    point_segment_distance, points_in_polygon, polygon_segments_gap)
+from orca_nav.core.geometry import point_segment_distance, polygon_segments_gap
 from orca_nav.core.orca.drive import DRIVES
 from orca_nav.core.perception.raycast import polygon_edges
 
@@ -153,8 +152,37 @@ class Scenario:
 
     def shape_segments(self):
         """Every polygon edge and free wall of the file's obstacles as an (M, 2, 2) array."""
-        return np.concatenate([self.segments.reshape(-1, 2, 2),
-                               polygon_edges(self.polygons)], axis=0).astype(float)
+        if 'shape_segments' not in self._cache:
+            segments = np.concatenate([self.segments.reshape(-1, 2, 2),
+                                       polygon_edges(self.polygons)], axis=0).astype(float)
+            segments.flags.writeable = False  # cached: shared by every caller
+            self._cache['shape_segments'] = segments
+        return self._cache['shape_segments']
+
+    def inside_polygons(self, points):
+        """
+        Whether each (P, 2) point lies inside one of the polygons (even-odd), as (P,) bool.
+
+        All polygons at once: each edge's crossings of the ray from a point towards +x,
+        counted per polygon.
+        """
+        if 'polygon_edges' not in self._cache:
+            edges = [np.stack([p, np.roll(p, -1, axis=0)], axis=1) for p in self.polygons]
+            sizes = [len(e) for e in edges]
+            self._cache['polygon_edges'] = (
+                np.concatenate(edges, axis=0) if edges else np.zeros((0, 2, 2)),
+                np.cumsum([0] + sizes[:-1]) if edges else np.zeros(0, int))
+        edges, starts = self._cache['polygon_edges']
+        points = np.asarray(points, dtype=float).reshape(-1, 2)
+        if len(edges) == 0 or len(points) == 0:
+            return np.zeros(len(points), bool)
+        x, y = points[:, 0:1], points[:, 1:2]
+        x0, y0, x1, y1 = edges[:, 0, 0], edges[:, 0, 1], edges[:, 1, 0], edges[:, 1, 1]
+        straddles = (y0 > y) != (y1 > y)
+        with np.errstate(divide='ignore', invalid='ignore'):
+            x_cross = x0 + (y - y0) * (x1 - x0) / (y1 - y0)
+        crossings = np.add.reduceat((straddles & (x < x_cross)).astype(int), starts, axis=1)
+        return (crossings % 2 == 1).any(axis=1)
 
     def obstacle_segments(self):
         """
@@ -181,9 +209,7 @@ class Scenario:
             return np.full(len(points), np.inf)
         dist = np.concatenate([point_segment_distance(chunk, segs).min(axis=1)
                                for chunk in np.array_split(points, 1 + len(points) // 4096)])
-        for poly in self.polygons:
-            dist = np.where(points_in_polygon(points, poly), -dist, dist)
-        return dist
+        return np.where(self.inside_polygons(points), -dist, dist)
 
     def obstacle_distance(self, points):
         """
