@@ -46,6 +46,7 @@ WARMUPS = ('from orca_nav.control import warmup; warmup.warmup_node_defaults()',
 # Where the compiling processes leave their exit codes (a folder; inherited by the workers).
 KERNELS_ENV = 'ORCA_NAV_TEST_KERNELS'
 KERNELS_TIMEOUT = 900.0  # [s]
+NO_COMPILE_ENV = 'ORCA_NAV_TEST_NO_WARMUP'  # set (non-empty): no compile at the session's start
 _waited = {}
 
 
@@ -53,6 +54,8 @@ def pytest_sessionstart(session):
     """Start compiling the numba kernels, the same modules this session imports (once)."""
     if hasattr(session.config, 'workerinput'):
         return  # an xdist worker: the controller started the compile
+    if os.environ.get(NO_COMPILE_ENV):
+        return  # a session a test starts for a few tests of its own: they compile what they use
     import orca_nav
     root = os.path.dirname(os.path.dirname(os.path.abspath(orca_nav.__file__)))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(

@@ -179,6 +179,7 @@ def test_the_suite_runs_without_pytest_xdist():
     # Not this run's options: colcon passes its pytest arguments (xdist's among them) in
     # PYTEST_ADDOPTS.
     env = {k: v for k, v in os.environ.items() if not k.startswith(('PYTEST_', 'ORCA_NAV_'))}
+    env['ORCA_NAV_TEST_NO_WARMUP'] = '1'  # the grid's few kernels, not the session's warm-up
     result = subprocess.run([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider',
                              '-p', 'no:xdist', 'test/test_grid.py'], cwd=ROOT, env=env,
                             capture_output=True, text=True, timeout=300)
