@@ -153,14 +153,21 @@ def warm_build(variants=BUILD_VARIANTS, robots=4, observed=2, jobs=1, library=Fa
     if jobs > 1 or library:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
-        pool = ProcessPoolExecutor(jobs - 1 + library,
-                                   mp_context=multiprocessing.get_context('spawn'))
+        try:
+            pool = ProcessPoolExecutor(jobs - 1 + library,
+                                       mp_context=multiprocessing.get_context('spawn'))
+        except (OSError, NotImplementedError, ValueError):  # no processes here: one at a time
+            parts = [list(variants)]
     try:
-        others = [pool.submit(_warm_variants, part, robots, observed) for part in parts[1:]]
-        if library:
-            others.append(pool.submit(_warm_library))
-        compiled = _warm_variants(parts[0], robots, observed)
-        compiled += sum(future.result() for future in others)
+        tasks = [(_warm_variants, part, robots, observed) for part in parts[1:]]
+        tasks += [(_warm_library,)] if library else []
+        others = [pool.submit(*task) for task in tasks] if pool is not None else []
+        _warm_variants(parts[0], robots, observed)
+        if pool is None:
+            for fn, *args in tasks:
+                fn(*args)
+        # Each process counts its own compiles (this one: everything it ran).
+        compiled = compiled_count() + sum(future.result() for future in others)
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
@@ -168,14 +175,14 @@ def warm_build(variants=BUILD_VARIANTS, robots=4, observed=2, jobs=1, library=Fa
 
 
 def _warm_library():
-    """Compile the core's library modes in this process; return how many kernels it compiled."""
+    """Compile the core's library modes; return how many kernels this process compiled."""
     from orca_nav import core
     core.warmup()
     return compiled_count()
 
 
 def _warm_variants(variants, robots, observed):
-    """Warm up each of ``variants`` in this process; return how many kernels it compiled."""
+    """Warm up each of ``variants``; return how many kernels this process compiled."""
     names = [f'robot{k}' for k in range(robots)]
     watched = [f'watched{k}' for k in range(observed)]
     for given in variants:
