@@ -284,7 +284,14 @@ def keep_clear(cfg, cmd, centre, yaw, model, present):
             continue
         pose = np.array([centre[i, 0], centre[i, 1], yaw[i]])
         now = _gaps(polygon, cfg.footprint_padding, pose, walls, others)
-        floor = np.minimum(now, np.where(np.arange(len(now)) == 0, WALL_GAP, ROBOT_GAP))
+        gap = np.where(np.arange(len(now)) == 0, WALL_GAP, ROBOT_GAP)
+        # No point of the polygon moves farther in two periods than the speed and the turn at
+        # its reach take it, and no gap shrinks by more: the command as it is passes.
+        sweep = 2.0 * cfg.period * (float(np.hypot(cmd[i, 0], cmd[i, 1]))
+                                    + reach * abs(float(cmd[i, 2])))
+        if (now - sweep >= gap).all():
+            continue
+        floor = np.minimum(now, gap)
         if turning[i]:
             moves = [(cmd[i, 0], cmd[i, 1], turn * cmd[i, 2], _glide) for turn in TURN_SCALES]
         else:
