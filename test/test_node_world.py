@@ -421,3 +421,45 @@ def test_a_walker_from_behind_is_let_past_not_run_ahead_of(context, drive):
     assert on_arrival is not None
     assert off_share >= 0.1, f'the scene is no test: {off_share:.3f} without the keep-out'
     assert on_share <= (0.5 if drive == 'holonomic' else 0.8) * off_share, (on_share, off_share)
+
+
+# Three people walk in across a robot's way and stop in a cup that opens toward it; the
+# robot (the node's defaults: scan_enabled, so people tracking) is on its way east through
+# them. ORCA alone slides into the cup and stands in the wedge of the people for good.
+CUP_WALKERS = [{'name': f'p{k}', 'radius': 0.25, 'speed': 1.0, 'waypoints': [start, stop]}
+               for k, (start, stop) in enumerate([([4.6, 2.5], [4.6, 0.0]),
+                                                  ([4.1, 2.5], [4.1, 0.6]),
+                                                  ([4.1, -2.5], [4.1, -0.6])])]
+
+
+def _cup(context, drive, way_round):
+    """Run the robot into the cup; return (world, arrival time or None)."""
+    s = scenario_from_dict({
+        'robot_defaults': {'radius': 0.2, 'max_speed': 0.5, 'drive': drive},
+        'robots': [{'name': 'robot1', 'start': [0.0, 0.0, 0.0], 'goal': [8.0, 0.0]}],
+        'walkers': CUP_WALKERS}, 'cup')
+    walkers = [r for r in s.robots if r.walker]
+    world, _, arrival = run_fleet(
+        context, ['robot1'], [s.robots[0].start], [s.robots[0].goal], [drive], [0.2],
+        {'drive': drive, 'scan_enabled': True, 'person_way_round': way_round}, max_time=40.0,
+        walls=np.zeros((0, 2, 2)), walkers=walkers)
+    return world, arrival
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('drive', ['holonomic', 'differential'])
+def test_people_standing_in_the_way_are_gone_round_not_waited_in_the_wedge_of(context, drive):
+    """
+    With person_way_round the robot goes round the cup; without it, it stands in it.
+
+    Measured: holonomic 19.2 s with, never (40 s) without; differential 20.1 s with, 25.7 s
+    without (its way out backs it out of the wedge in the end).
+    """
+    on_world, on_arrival = _cup(context, drive, True)
+    off_world, off_arrival = _cup(context, drive, False)
+    print(f'arrival {on_arrival} with the way round, {off_arrival} without; '
+          f'gap {on_world.min_walker_gap:.3f} / {off_world.min_walker_gap:.3f} m; '
+          f'without, it stood at {off_world.pose[0, :2].round(2).tolist()}')
+    assert on_arrival is not None and on_world.min_walker_gap > 0.0
+    assert off_arrival is None or off_arrival > on_arrival + 3.0, (
+        'the scene is no test: the robot got out as soon without the way round')

@@ -13,7 +13,9 @@ import numpy as np
 from orca_nav.core import Obstacles
 from orca_nav.core.geometry import convex_hull, placed_polygon
 from orca_nav.core.orca.keepout import keep_out
+from orca_nav.core.orca.lines import SLOW_SPEED
 from orca_nav.core.orca.solver import Agents, solve, SolverSettings
+from orca_nav.core.routes.way_round import way_blocked, way_round
 
 from .commands import align_rate
 from .people import MovingObjects
@@ -28,6 +30,12 @@ MAX_PEOPLE_SPEED = 5.0
 MAX_PEOPLE_RADIUS = 2.0
 # [m/s] People and tracks slower than this have no keep-out (``_keep_out``): they stand.
 KEEPOUT_MIN_SPEED = 0.1
+# A way round standing people (``_way_round``): planned when one of them (grown by both radii
+# and WAY_ROUND_PAD [m]) is within the first WAY_ROUND_LOOK [m] of a robot's straight way; the
+# robot heads for the point WAY_ROUND_CARROT [m] along it.
+WAY_ROUND_PAD = 0.1
+WAY_ROUND_LOOK = 3.0
+WAY_ROUND_CARROT = 1.0
 
 
 # A robot with a footprint is avoided as the hull of its polygon at these fractions of the
@@ -135,7 +143,8 @@ class Avoidance:
             return new_vel, MovingObjects.empty()
         moving = self._sense(cfg, now, inputs, obs, people, warnings)
         others = self._people_agents(cfg, now, inputs, moving, warnings)
-        prefs = self._keep_out(cfg, obs, steering.prefs, others)
+        prefs = self._way_round(cfg, obs, steering, others)
+        prefs = self._keep_out(cfg, obs, prefs, others)
         robots = self._robot_agents(cfg, now, obs, prefs, limits, steering.prefs)
         settings = SolverSettings(cfg.period, cfg.neighbor_dist, cfg.max_neighbors,
                                   cfg.time_horizon, cfg.time_horizon_obst, True)
@@ -151,6 +160,36 @@ class Avoidance:
         self.give_way.update(cfg, now, steering.pref, new_vel[:c], obs.active[:c],
                              steering.locked)
         return new_vel, moving
+
+    def _way_round(self, cfg, obs, steering, others):
+        """
+        Return the preferred velocities turned round standing people (``core.routes.way_round``).
+
+        Standing: the moving tracks and known people slower than SLOW_SPEED. A robot keeps its
+        preferred velocity (bit for bit) unless one of them blocks its straight way toward its
+        target (the goal or its route's carrot); walls are left to the solver.
+        """
+        prefs = steering.prefs
+        if not cfg.person_way_round or not len(others.positions):
+            return prefs
+        standing = np.hypot(*others.velocities.T) < SLOW_SPEED
+        if not standing.any():
+            return prefs
+        centres = others.positions[standing]
+        out = prefs
+        c = cfg.n_controlled
+        speed = np.hypot(*prefs[:c].T)
+        for i in np.flatnonzero(obs.active[:c] & (speed > 0.0) & ~steering.locked):
+            reach = others.radius[standing] + obs.contact_radius[i] + WAY_ROUND_PAD
+            start = obs.orca_pos[i]
+            if not way_blocked(start, steering.target[i], centres, reach, WAY_ROUND_LOOK):
+                continue
+            way = way_round(start, steering.target[i], centres, reach, WAY_ROUND_CARROT)
+            if way is not None:
+                if out is prefs:
+                    out = prefs.copy()
+                out[i] = speed[i] * way
+        return out
 
     def _keep_out(self, cfg, obs, prefs, others):
         """

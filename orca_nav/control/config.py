@@ -97,6 +97,9 @@ class FleetConfig:
     person_keepout_weight: float
     person_keepout_buffer: float
     person_keepout_differential: bool      # differential robots keep out too
+    # Robots whose straight way runs into standing people plan a way round them
+    # (core.routes.way_round).
+    person_way_round: bool
     # Acceleration limits, (N,) or scalar, 0 = unlimited (docs/acceleration.md): ORCA picks
     # only velocities reachable from the last command within one period, and the drive
     # mapping clips each command's change to them.

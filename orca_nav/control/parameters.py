@@ -323,6 +323,10 @@ PARAMS = (
        'Differential robots keep out of the next steps of walkers too (false: holonomic '
        'robots only; on CrowdNav++ it halves their intrusions but they are hit more often: '
        'docs/crowds.md)'),
+    _p('person_way_round', True, 'bool',
+       'A robot whose straight way to its goal or carrot runs into standing people (tracks '
+       'and known people slower than 0.25 m/s) heads round them, planned on a small grid of '
+       'its own: ORCA alone stops in the wedge between two of them'),
     _p('person_neighbor_dist', 10.0, 'double',
        'Moving tracks, known people and observed robots that do not avoid are looked for this '
        'far [m]', range=(0.01, 1000.0)),
