@@ -838,9 +838,9 @@ def _avoids_a_walker(i, agent_nbrs, responsibility, lead=None):
 
 
 # An answer whose progress along the preferred velocity is below this fraction of it (in
-# soft mode) is no way forward: margins yield while they leave an agent none. At 0.1, a robot
-# sliding sideways past people standing round its goal crept toward it at a tenth of its
-# speed with their margins whole (CrowdNav, 20 humans: timeouts 0.295 -> 0.20 at 0.3).
+# soft mode) is no way forward: margins yield while they leave an agent none. A robot that
+# slides sideways past people standing round its goal is not making its way (docs/crowds.md,
+# "Dense crowds").
 STALL_FRACTION = 0.3
 
 # [m/s] A neighbour slower than this is standing (a tracked person's velocity noise stays
