@@ -36,6 +36,11 @@ KEEPOUT_MIN_SPEED = 0.1
 WAY_ROUND_PAD = 0.1
 WAY_ROUND_LOOK = 3.0
 WAY_ROUND_CARROT = 1.0
+# At most this many ways round are planned per tick (1-2 ms each); the robots beyond keep
+# the direction planned for them within the last WAY_ROUND_KEEP [s] (a turn of the robots
+# each tick serves them all).
+WAY_ROUND_BUDGET = 16
+WAY_ROUND_KEEP = 0.5
 
 
 # A robot with a footprint is avoided as the hull of its polygon at these fractions of the
@@ -128,6 +133,8 @@ class Avoidance:
         self.pose_history = pose_history
         self.solver_failures = 0   # solver calls that raised (then re-run)
         self.people_rejected = 0   # known people rows refused (set_people)
+        self.ways_round = {}       # robot row -> (time, direction) of its last way round
+        self._way_turn = 0         # the row the next tick's way-round budget starts at
 
     def avoid(self, cfg, now, inputs, obs, steering, limits, people, warnings):
         """
@@ -143,7 +150,7 @@ class Avoidance:
             return new_vel, MovingObjects.empty()
         moving = self._sense(cfg, now, inputs, obs, people, warnings)
         others = self._people_agents(cfg, now, inputs, moving, warnings)
-        prefs = self._way_round(cfg, obs, steering, others)
+        prefs = self._way_round(cfg, now, obs, steering, others)
         prefs = self._keep_out(cfg, obs, prefs, others)
         robots = self._robot_agents(cfg, now, obs, prefs, limits, steering.prefs)
         settings = SolverSettings(cfg.period, cfg.neighbor_dist, cfg.max_neighbors,
@@ -161,13 +168,15 @@ class Avoidance:
                              steering.locked)
         return new_vel, moving
 
-    def _way_round(self, cfg, obs, steering, others):
+    def _way_round(self, cfg, now, obs, steering, others):
         """
         Return the preferred velocities turned round standing people (``core.routes.way_round``).
 
         Standing: the moving tracks and known people slower than SLOW_SPEED. A robot keeps its
         preferred velocity (bit for bit) unless one of them blocks its straight way toward its
-        target (the goal or its route's carrot); walls are left to the solver.
+        target (the goal or its route's carrot); walls are left to the solver. At most
+        WAY_ROUND_BUDGET robots are planned per tick; the others blocked keep a direction
+        planned within WAY_ROUND_KEEP, or their preferred velocity.
         """
         prefs = steering.prefs
         if not cfg.person_way_round or not len(others.positions):
@@ -176,18 +185,27 @@ class Avoidance:
         if not standing.any():
             return prefs
         centres = others.positions[standing]
-        out = prefs
+        out = prefs.copy()
         c = cfg.n_controlled
         speed = np.hypot(*prefs[:c].T)
-        for i in np.flatnonzero(obs.active[:c] & (speed > 0.0) & ~steering.locked):
+        rows = np.flatnonzero(obs.active[:c] & (speed > 0.0) & ~steering.locked)
+        rows = np.roll(rows, -int(np.searchsorted(rows, self._way_turn)))
+        planned = 0
+        for i in rows:
             reach = others.radius[standing] + obs.contact_radius[i] + WAY_ROUND_PAD
             start = obs.orca_pos[i]
             if not way_blocked(start, steering.target[i], centres, reach, WAY_ROUND_LOOK):
                 continue
-            way = way_round(start, steering.target[i], centres, reach, WAY_ROUND_CARROT)
+            if planned < WAY_ROUND_BUDGET:
+                planned += 1
+                self._way_turn = i + 1
+                way = way_round(start, steering.target[i], centres, reach, WAY_ROUND_CARROT)
+                self.ways_round[i] = (now, way)
+            else:
+                then, way = self.ways_round.get(i, (-np.inf, None))
+                if now - then > WAY_ROUND_KEEP:
+                    continue
             if way is not None:
-                if out is prefs:
-                    out = prefs.copy()
                 out[i] = speed[i] * way
         return out
 
