@@ -838,10 +838,12 @@ def _avoids_a_walker(i, agent_nbrs, responsibility, lead=None):
 
 
 # An answer whose progress along the preferred velocity is below this fraction of it (in
-# soft mode) is no way forward: margins yield while they leave an agent none. A robot that
-# slides sideways past people standing round its goal is not making its way (docs/crowds.md,
-# "Dense crowds").
-STALL_FRACTION = 0.3
+# soft mode) is no way forward: margins yield while they leave an agent none. Beside people
+# (a neighbour that does not avoid), PEOPLE_STALL_FRACTION: a robot that slides sideways past
+# people standing round its goal is not making its way (docs/crowds.md, "Dense crowds");
+# among robots and walls, margins that yield that early left robots deadlocked in a jam.
+STALL_FRACTION = 0.1
+PEOPLE_STALL_FRACTION = 0.3
 
 # [m/s] A neighbour slower than this is standing (a tracked person's velocity noise stays
 # under it). When margins yield for a way forward (a stall, not a conflict), they yield
@@ -858,10 +860,10 @@ STANDING_MARGIN = 0.02
 
 
 @njit(cache=True)
-def _progresses(vx, vy, pref_x, pref_y):
-    """Whether v goes forward along pref by at least STALL_FRACTION of it (or pref is 0)."""
+def _progresses(vx, vy, pref_x, pref_y, fraction):
+    """Whether v goes forward along pref by at least fraction of it (or pref is 0)."""
     pref_sq = pref_x * pref_x + pref_y * pref_y
-    return vx * pref_x + vy * pref_y >= STALL_FRACTION * pref_sq
+    return vx * pref_x + vy * pref_y >= fraction * pref_sq
 
 
 # Margins (``solve_all``'s soft mode) are given up in these steps before an agent is left
@@ -981,23 +983,23 @@ class SoftRows(NamedTuple):
     Margins that yield, horizons, reaches and the way out; ``solve_all``'s ``soft``.
 
     The margin of an agent that keeps it never yields against other agents, and its one-step
-    lines include it; against obstacles it does. The agents' horizons are ``Horizons``'
-    (per agent in this mode). The half-planes are built with the margins, then, while they
-    conflict or leave no way forward (``STALL_FRACTION``), with half of them and a quarter
-    (``MARGIN_SCALES``); an answer kept with a larger margin stands when a smaller one makes
-    them conflict. Once the half-planes are kept but leave no way forward, the margins
-    toward walking neighbours that do not avoid stay as they are; those toward the others,
-    standing ones (``SLOW_SPEED``) and obstacles yield further, and one level more counts
-    standing neighbours that do not avoid with their bodies plus ``STANDING_MARGIN``
-    (``_level_margin``). If they still conflict, the agent takes ``escape.escape_velocity``
-    (the least contact within the step, then of the bodies, then the latest first contact,
-    up to ``cap``; acceleration reach and obstacle lines kept), not program 3's compromise
-    nor the keep-right fallback; it is marked in ``stuck_out`` (guard on) only when even
-    that touches a neighbour within the step. An agent with lookahead > 0 is the point
-    ahead of a differential robot, whose way out is ``escape.escape_unicycle`` and which
-    takes it also when the drive of its answer would not keep clear
-    (``escape.drive_keeps_clear``). With the margins whole, a walking neighbour that does
-    not avoid (share 1) and has lead > 0 is also avoided where it will be lead seconds on
+    lines include it; against obstacles it does. The agents' horizons are ``Horizons``' (per
+    agent in this mode). The half-planes are built with the margins, then, while they conflict
+    or leave no way forward (``STALL_FRACTION``; ``PEOPLE_STALL_FRACTION`` beside people), with
+    half of them and a quarter (``MARGIN_SCALES``); an answer kept with a larger margin stands
+    when a smaller one makes them conflict. Once the half-planes are kept but leave no way
+    forward, the margins toward walking neighbours that do not avoid stay as they are; those
+    toward the others, standing ones (``SLOW_SPEED``) and obstacles yield further, and one
+    level more counts standing neighbours that do not avoid with their bodies plus
+    ``STANDING_MARGIN`` (``_level_margin``). If they still conflict, the agent takes
+    ``escape.escape_velocity`` (the least contact within the step, then of the bodies, then the
+    latest first contact, up to ``cap``; acceleration reach and obstacle lines kept), not
+    program 3's compromise nor the keep-right fallback; it is marked in ``stuck_out`` (guard
+    on) only when even that touches a neighbour within the step. An agent with lookahead > 0 is
+    the point ahead of a differential robot, whose way out is ``escape.escape_unicycle`` and
+    which takes it also when the drive of its answer would not keep clear
+    (``escape.drive_keeps_clear``). With the margins whole, a walking neighbour that does not
+    avoid (share 1) and has lead > 0 is also avoided where it will be lead seconds on
     (``_agent_lines_soft``).
     """
 
@@ -1072,11 +1074,13 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
                             shares, nbr_vel)
         # Soft mode: the MARGIN_SCALES, then the stall level (reached only after a stall);
         # beside walkers with a lead, each scale first with the lines of where they will be.
-        ahead, n_scales = False, 1
+        ahead, n_scales, fraction = False, 1, STALL_FRACTION
         if soft is not None:
             margin, reach, cap, keep, heading, lookahead, turn_rate, lead = soft
             ahead = _avoids_a_walker(i, agent_nbrs, responsibility, lead)
             n_scales = len(MARGIN_SCALES) * (1 + ahead) + 1
+            if _avoids_a_walker(i, agent_nbrs, responsibility):
+                fraction = PEOPLE_STALL_FRACTION
         n_reach = 0
         kept, kept_x, kept_y = False, 0.0, 0.0
         # The scale of the margins toward walking neighbours that do not avoid: the levels'
@@ -1113,7 +1117,7 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
                                            False)
             if fail == n:
                 last = level == n_scales - 1
-                if soft is None or last or _progresses(rx, ry, prefs[i, 0], prefs[i, 1]):
+                if soft is None or last or _progresses(rx, ry, prefs[i, 0], prefs[i, 1], fraction):
                     break
                 # Kept, but no way forward: a smaller margin may open one (a gap the discs
                 # pass); if none keeps every half-plane, this answer stands.
