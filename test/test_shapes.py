@@ -194,8 +194,9 @@ def _distance_to(polygon, point):
 @settings(max_examples=100, deadline=None)
 @given(shapes, st.floats(0.1, 0.4), st.floats(0.0, 0.2), st.floats(-math.pi, math.pi),
        st.floats(0.0, 1.5), vectors, vectors)
-# Found by a search: the hull of the shapes' difference turns its right angles by 4e-10 rad
-# more, and a corner grown in 4 pieces instead of 2 left the start inside the solver's polygon.
+# Found by a search: the hull of the shapes' difference turned a right angle by 4e-10 rad
+# more than -a does, its corner got 2 pieces against 4, and the start was inside the solver's
+# polygon.
 @example(_placed(1.125, 0.25, 0.015625), 0.125, 0.0625, 0.5, 0.0, np.zeros(2),
          np.array([0.0, -1.0]))
 def test_a_cart_and_a_disc_taking_half_each_keep_apart(a, r, rho, bearing, spare, vi, vj):
