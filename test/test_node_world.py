@@ -452,8 +452,8 @@ def test_people_standing_in_the_way_are_gone_round_not_waited_in_the_wedge_of(co
     """
     With person_way_round the robot goes round the cup; without it, it stands in it.
 
-    Measured: holonomic 19.2 s with, never (40 s) without; differential 20.1 s with, 25.7 s
-    without (its way out backs it out of the wedge in the end).
+    Measured: holonomic 19.2 s with, never (40 s) without; differential 20.1 s with, never
+    without.
     """
     on_world, on_arrival = _cup(context, drive, True)
     off_world, off_arrival = _cup(context, drive, False)
