@@ -52,8 +52,19 @@ def validate_params(time_step: float, neighbor_dist: float, max_neighbors: int,
     return time_step, neighbor_dist, int(max_neighbors), time_horizon, time_horizon_obst
 
 
+def _writable(value: ArrayLike, dtype=None) -> np.ndarray:
+    """
+    Return value as a C-ordered, writable array (a copy only where it is neither).
+
+    numba compiles a kernel once per argument type, and a read-only array (a broadcast
+    scalar, a caller's view) is another type: rows that reach the kernels are all writable,
+    so that every caller shares the node's compiled variants.
+    """
+    return np.require(value, dtype=dtype, requirements=['C', 'W'])
+
+
 def _check_array(name: str, value: ArrayLike, shape: Tuple[int, ...]) -> np.ndarray:
-    arr = np.ascontiguousarray(value, dtype=float)
+    arr = _writable(value, dtype=float)
     if arr.shape != shape:
         raise ValueError(f'{name} must have shape {shape}, got {arr.shape}')
     bad = ~np.isfinite(arr)
@@ -77,12 +88,12 @@ def agent_neighbors(positions: ArrayLike, neighbor_dist: float, max_neighbors: i
     equal distances go by the lower index (``kdtree.agent_neighbors``).
     Returns (N, max_neighbors) int64 indices, padded with -1 where there are fewer neighbours.
     """
-    positions = np.ascontiguousarray(positions, dtype=float)
+    positions = _writable(positions, dtype=float)
     if ignore is None:
         return kdtree.agent_neighbors(positions, float(neighbor_dist), int(max_neighbors))
     return kdtree.agent_neighbors(positions, float(neighbor_dist), int(max_neighbors),
-                                  np.ascontiguousarray(groups, dtype=np.int64),
-                                  np.ascontiguousarray(ignore, dtype=bool))
+                                  _writable(groups, dtype=np.int64),
+                                  _writable(ignore, dtype=bool))
 
 
 def _agent_arrays(positions: ArrayLike, velocities: ArrayLike, pref_velocities: ArrayLike,
@@ -93,12 +104,12 @@ def _agent_arrays(positions: ArrayLike, velocities: ArrayLike, pref_velocities: 
     None when any is malformed or out of range; ``_checked_agent_arrays`` then says which.
     Arrays that are already right are used as they are (no copy).
     """
-    positions = np.ascontiguousarray(positions, dtype=float)
+    positions = _writable(positions, dtype=float)
     if positions.ndim != 2 or positions.shape[1] != 2:
         return None
     n = positions.shape[0]
-    velocities = np.ascontiguousarray(velocities, dtype=float)
-    pref_velocities = np.ascontiguousarray(pref_velocities, dtype=float)
+    velocities = _writable(velocities, dtype=float)
+    pref_velocities = _writable(pref_velocities, dtype=float)
     if velocities.shape != (n, 2) or pref_velocities.shape != (n, 2):
         return None
     radius = _per_agent(radius, n)
@@ -113,7 +124,7 @@ def _per_agent(value: ArrayLike, n: int) -> Optional[np.ndarray]:
     """(n,) C-ordered floats from an (n,) array or a scalar; None for another shape."""
     arr = np.asarray(value, dtype=float)
     if arr.shape == (n,):
-        return np.ascontiguousarray(arr)
+        return _writable(arr)
     if arr.ndim == 0:
         return np.full(n, float(arr))
     return None
@@ -211,7 +222,7 @@ def _responsibility(n: int, weights: Optional[ArrayLike], immovable: Optional[Ar
             raise ValueError(f'groups must have shape ({n},), got {groups.shape}')
         if n and not np.issubdtype(groups.dtype, np.integer):
             raise ValueError(f'groups must be integer group ids, got dtype {groups.dtype}')
-        groups = np.ascontiguousarray(groups, dtype=np.int64)
+        groups = _writable(groups, dtype=np.int64)
         bad = (groups < 0) | (groups >= ignore.shape[1])
         if np.any(bad):
             raise ValueError(f'groups must be within [0, {ignore.shape[1]}) (the columns of '
@@ -236,7 +247,7 @@ def _check_flags(name: str, value: ArrayLike, shape: Optional[Tuple[int, ...]]) 
         raise ValueError(f'{name} must have shape {shape}, got {arr.shape}')
     if arr.dtype != bool and not (arr.dtype.kind in 'iuf' and np.all((arr == 0) | (arr == 1))):
         raise ValueError(f'{name} must hold booleans, got {arr.dtype} values')
-    return np.ascontiguousarray(arr, dtype=bool)
+    return _writable(arr, dtype=bool)
 
 
 class Agents(NamedTuple):
@@ -502,7 +513,7 @@ def _active(active: Optional[ArrayLike], n: int) -> Optional[np.ndarray]:
     """(n,) bool, or None (every agent: ``_every_row``); raise ValueError for another shape."""
     if active is None:
         return None
-    active = np.ascontiguousarray(active, dtype=bool)
+    active = _writable(active, dtype=bool)
     if active.shape != (n,):
         raise ValueError(f'active must have shape ({n},), got {active.shape}')
     return active
@@ -524,7 +535,7 @@ def _time_horizon(n: int, agent_horizon: Optional[ArrayLike], time_horizon: floa
     ok = np.isfinite(arr) & (arr > 0.0)
     if not np.all(ok):
         raise ValueError(f'agent_horizon must be finite and positive, got {arr[~ok][0]!r}')
-    return np.ascontiguousarray(arr)
+    return _writable(arr)
 
 
 def _soft(n: int, margin: Optional[ArrayLike], horizon, neighbor_reach: Optional[ArrayLike],
@@ -557,7 +568,7 @@ def _soft(n: int, margin: Optional[ArrayLike], horizon, neighbor_reach: Optional
         if not np.all(ok):
             kind = 'non-negative' if lowest is not None else 'positive'
             raise ValueError(f'{name} must be finite and {kind}, got {arr[~ok][0]!r}')
-        out.append(np.ascontiguousarray(arr))
+        out.append(_writable(arr))
     # The way out looks as far as the farthest-looking agent (n == 0 is never solved).
     cap = float(np.max(horizon)) if n else 0.0
     keep = (np.zeros(n, bool) if keep_margin is None
@@ -719,7 +730,7 @@ def _shapes(n: int, footprint: Optional[ArrayLike], body: Optional[ArrayLike],
     if not np.all(np.isfinite(bodies)) or np.any(bodies < 0.0):
         raise ValueError('footprint_body must be finite and >= 0')
     width = max(polygons.shape[1], 2)
-    return (np.ascontiguousarray(np.nan_to_num(polygons)), counts, bodies,
+    return (_writable(np.nan_to_num(polygons)), counts, bodies,
             np.empty((scratch_rows(width * width), 2)))
 
 
