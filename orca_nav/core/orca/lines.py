@@ -860,10 +860,17 @@ STANDING_MARGIN = 0.02
 
 
 @njit(cache=True)
-def _progresses(vx, vy, pref_x, pref_y, fraction):
-    """Whether v goes forward along pref by at least fraction of it (or pref is 0)."""
-    pref_sq = pref_x * pref_x + pref_y * pref_y
-    return vx * pref_x + vy * pref_y >= fraction * pref_sq
+def _progresses(vx, vy, i, agents, responsibility):
+    """
+    Whether v goes forward along agent i's preferred velocity by at least STALL_FRACTION of
+    it, PEOPLE_STALL_FRACTION beside a neighbour that does not avoid (or pref is 0).
+    """
+    positions, velocities, prefs, radius, max_speed, agent_nbrs = agents
+    pref_x = prefs[i, 0]
+    pref_y = prefs[i, 1]
+    fraction = (PEOPLE_STALL_FRACTION if _avoids_a_walker(i, agent_nbrs, responsibility)
+                else STALL_FRACTION)
+    return vx * pref_x + vy * pref_y >= fraction * (pref_x * pref_x + pref_y * pref_y)
 
 
 # Margins (``solve_all``'s soft mode) are given up in these steps before an agent is left
@@ -1074,13 +1081,11 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
                             shares, nbr_vel)
         # Soft mode: the MARGIN_SCALES, then the stall level (reached only after a stall);
         # beside walkers with a lead, each scale first with the lines of where they will be.
-        ahead, n_scales, fraction = False, 1, STALL_FRACTION
+        ahead, n_scales = False, 1
         if soft is not None:
             margin, reach, cap, keep, heading, lookahead, turn_rate, lead = soft
             ahead = _avoids_a_walker(i, agent_nbrs, responsibility, lead)
             n_scales = len(MARGIN_SCALES) * (1 + ahead) + 1
-            if _avoids_a_walker(i, agent_nbrs, responsibility):
-                fraction = PEOPLE_STALL_FRACTION
         n_reach = 0
         kept, kept_x, kept_y = False, 0.0, 0.0
         # The scale of the margins toward walking neighbours that do not avoid: the levels'
@@ -1117,7 +1122,7 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
                                            False)
             if fail == n:
                 last = level == n_scales - 1
-                if soft is None or last or _progresses(rx, ry, prefs[i, 0], prefs[i, 1], fraction):
+                if soft is None or last or _progresses(rx, ry, i, agents, responsibility):
                     break
                 # Kept, but no way forward: a smaller margin may open one (a gap the discs
                 # pass); if none keeps every half-plane, this answer stands.
