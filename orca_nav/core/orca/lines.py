@@ -862,8 +862,10 @@ STANDING_MARGIN = 0.02
 @njit(cache=True)
 def _progresses(vx, vy, i, agents, responsibility):
     """
-    Whether v goes forward along agent i's preferred velocity by at least STALL_FRACTION of
-    it, PEOPLE_STALL_FRACTION beside a neighbour that does not avoid (or pref is 0).
+    Whether v goes forward along agent i's preferred velocity (or that is 0).
+
+    By at least STALL_FRACTION of it; PEOPLE_STALL_FRACTION beside a neighbour that does not
+    avoid.
     """
     positions, velocities, prefs, radius, max_speed, agent_nbrs = agents
     pref_x = prefs[i, 0]
