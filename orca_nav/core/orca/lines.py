@@ -839,7 +839,8 @@ def _avoids_a_walker(i, agent_nbrs, responsibility, lead=None):
 
 # An answer whose progress along the preferred velocity is below this fraction of it (in
 # soft mode) is no way forward: margins yield while they leave an agent none. Beside people
-# (a neighbour that does not avoid), PEOPLE_STALL_FRACTION: a robot that slides sideways past
+# (a neighbour that does not avoid, with a lead time: a person, not a robot that stands for
+# a priority or stale odometry), PEOPLE_STALL_FRACTION: a robot that slides sideways past
 # people standing round its goal is not making its way (docs/crowds.md, "Dense crowds");
 # among robots and walls, margins that yield that early left robots deadlocked in a jam.
 STALL_FRACTION = 0.1
@@ -860,18 +861,13 @@ STANDING_MARGIN = 0.02
 
 
 @njit(cache=True)
-def _progresses(vx, vy, i, agents, responsibility):
+def _progresses(vx, vy, pref_x, pref_y, people):
     """
-    Whether v goes forward along agent i's preferred velocity (or that is 0).
+    Whether v goes forward along pref (or pref is 0).
 
-    By at least STALL_FRACTION of it; PEOPLE_STALL_FRACTION beside a neighbour that does not
-    avoid.
+    By at least STALL_FRACTION of it; PEOPLE_STALL_FRACTION beside people (``people``).
     """
-    positions, velocities, prefs, radius, max_speed, agent_nbrs = agents
-    pref_x = prefs[i, 0]
-    pref_y = prefs[i, 1]
-    fraction = (PEOPLE_STALL_FRACTION if _avoids_a_walker(i, agent_nbrs, responsibility)
-                else STALL_FRACTION)
+    fraction = PEOPLE_STALL_FRACTION if people else STALL_FRACTION
     return vx * pref_x + vy * pref_y >= fraction * (pref_x * pref_x + pref_y * pref_y)
 
 
@@ -1124,7 +1120,7 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
                                            False)
             if fail == n:
                 last = level == n_scales - 1
-                if soft is None or last or _progresses(rx, ry, i, agents, responsibility):
+                if soft is None or last or _progresses(rx, ry, prefs[i, 0], prefs[i, 1], ahead):
                     break
                 # Kept, but no way forward: a smaller margin may open one (a gap the discs
                 # pass); if none keeps every half-plane, this answer stands.
