@@ -42,10 +42,6 @@ SHAPE_EPS = 1e-12
 # [m] The difference of two shapes is taken on this grid: the corners of a shape turned by
 # 1e-16 rad are not told apart from those of the unturned one (the hull would lose corners).
 SNAP = 1e-9
-# [rad] Corners within this of a right angle are grown in 4 pieces, as those that turn more:
-# the difference's hull turns its right angles by a few 1e-10 rad either way (SNAP), and the
-# piece count must not follow that noise (2 pieces reach 8 % beyond the arc, 4 pieces 2 %).
-TURN_EPS = 1e-6
 
 
 @njit(cache=True)
@@ -320,7 +316,7 @@ def offset_polygon(q, n, rho, out):
         turn = (a_out - a_in) % (2.0 * math.pi)
         if n == 2:
             turn = math.pi
-        pieces = 1 if turn < TURN_EPS else (2 if turn < 0.5 * math.pi - TURN_EPS else 4)
+        pieces = 1 if turn < 1e-9 else (2 if turn <= 0.5 * math.pi else 4)
         step = turn / pieces
         reach = rho / math.cos(0.5 * step)
         for s in range(pieces):
