@@ -509,10 +509,14 @@ def _near_edges(obstacles: Obstacles, positions: np.ndarray, max_speed: np.ndarr
     return obstacles.neighbors(positions, obstacle_reach)
 
 
-def _active(active: Optional[ArrayLike], n: int) -> Optional[np.ndarray]:
-    """(n,) bool, or None (every agent: ``_every_row``); raise ValueError for another shape."""
+def _active(active: Optional[ArrayLike], n: int) -> np.ndarray:
+    """
+    (n,) bool: ``active``, or every agent when it is None; raise ValueError for another shape.
+
+    Always an array: a None would be a kernel variant of its own for numba to compile.
+    """
     if active is None:
-        return None
+        return np.ones(n, np.bool_)
     active = _writable(active, dtype=bool)
     if active.shape != (n,):
         raise ValueError(f'active must have shape ({n},), got {active.shape}')
@@ -640,14 +644,6 @@ def _reach_set(n: int, max_accel: Optional[ArrayLike], max_decel: Optional[Array
 
 
 @njit(cache=True)
-def _every_row(active, n):
-    """``active``, or (n,) True when it is None (a mask made here, not in Python)."""
-    if active is None:
-        return np.ones(n, np.bool_)
-    return active
-
-
-@njit(cache=True)
 def _solve_rows(rows, near, times, responsibility, reach_set, soft, active, guard, out,
                 shapes=None):
     """
@@ -655,7 +651,7 @@ def _solve_rows(rows, near, times, responsibility, reach_set, soft, active, guar
 
     rows, near, times : ``AgentRows``, ``NearObstacles``, ``Horizons`` as tuples;
     responsibility, reach_set, soft, shapes : the optional records as tuples, or None;
-    active : (N,) bool, or None for every agent. One compiled call for the guard's passes:
+    active : (N,) bool. One compiled call for the guard's passes:
     the first pass, the second for the neighbours of agents that could not give way (they
     take it all on, avoiding the stuck agents' velocities of the first pass), the brake and
     ``_enforce_limits``.
@@ -664,14 +660,15 @@ def _solve_rows(rows, near, times, responsibility, reach_set, soft, active, guar
     problem = (rows, near, times)
     time_step = times[0]
     n = positions.shape[0]
-    active = _every_row(active, n)
     stuck = np.zeros(n, np.bool_)
     # First pass: nobody is stuck yet (no fixed velocities to read: ``out`` stands in).
     _plan(problem, responsibility, reach_set, soft, active, guard, np.zeros(n, np.bool_),
           out, stuck, out, shapes)
     if guard and np.any(stuck):
         redo = second_pass_rows(problem[0], time_step, responsibility, soft, stuck, active)
-        _plan(problem, responsibility, reach_set, soft, redo, True, stuck, out.copy(),
+        # ``guard`` (True here), not a literal True: numba would compile _plan and solve_all
+        # once more for the literal's own type.
+        _plan(problem, responsibility, reach_set, soft, redo, guard, stuck, out.copy(),
               np.zeros(n, np.bool_), out, shapes)
         if soft is None:
             if reach_set is None:
