@@ -123,3 +123,25 @@ def test_holonomic_carts_pass_the_door_with_their_commands_a_period_late():
     # the guard's WALL_GAP of 2 cm kept).
     assert run.min_gap > -CONTACT_TOLERANCE
     assert run.min_wall >= corners.WALL_GAP - 1e-3
+
+
+@pytest.mark.parametrize('draw', [0, 4])
+def test_holonomic_carts_turn_along_the_door_before_they_reach_it(draw):
+    """
+    cart_door with the starts moved (up to 5 cm, 0.1 rad): no cart is held at the door.
+
+    A cart's route turns onto the door's line just before the wall; following its diagonal way
+    up to there (turned right by pass_on_right, too), a cart reached the jambs turned 28
+    degrees from the door and could neither turn nor enter until the jam rule backed it off:
+    these two draws took 89 and 97 s. Turning along the door on the way to it (its route's
+    way at the door ahead, ``Following.narrow_way``), without the bias there, they take 49 s.
+    """
+    scenario = load_scenario('cart_door')
+    rng = np.random.default_rng(draw)
+    robots = [dataclasses.replace(r, start=tuple(np.array(r.start) + np.r_[
+        rng.uniform(-0.05, 0.05, 2), rng.uniform(-0.1, 0.1)])) for r in scenario.robots]
+    moved = dataclasses.replace(scenario, robots=robots, timeout=60.0)
+    run = run_world(moved, 'holonomic', latency_compensation=True)
+    assert run.arrived.all(), f'{np.flatnonzero(~run.arrived)} did not arrive in {run.time} s'
+    assert run.min_gap > -CONTACT_TOLERANCE
+    assert run.min_wall >= corners.WALL_GAP - 1e-3

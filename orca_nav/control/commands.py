@@ -129,6 +129,20 @@ def aligning(cfg) -> np.ndarray:
     return ~cfg.differential & np.array([p is not None for p in cfg.footprint], bool)
 
 
+def through_doors(ways: np.ndarray, narrow_way: np.ndarray) -> np.ndarray:
+    """
+    Return the ways (C, 2) to align with: the route's way through a door ahead, where known.
+
+    ways : (C, 2) the preferred velocities; narrow_way : (C, 2) unit directions of each
+    route at a door ahead (``Following.narrow_way``; NaN: none). A holonomic cart that
+    approached a door at a slant would meet its jambs with a corner and could not turn there;
+    so it turns along the door on the way to it, at its way's speed.
+    """
+    door = np.isfinite(narrow_way).all(axis=1)
+    speed = np.hypot(ways[:, 0], ways[:, 1])
+    return np.where(door[:, None], np.nan_to_num(narrow_way) * speed[:, None], ways)
+
+
 def align_rate(velocities: np.ndarray, yaw: np.ndarray) -> np.ndarray:
     """
     Return yaw rates [rad/s] that turn each robot's long axis to its way (either end).

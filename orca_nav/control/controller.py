@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .avoidance import Avoidance, shaped_footprints, wall_model
-from .commands import Commands, limit
+from .commands import Commands, limit, through_doors
 from .config import FleetConfig
 from .corners import keep_clear, narrow_turns, turning_shapes, turns_at_corners
 from .giveway import GiveWay
@@ -338,7 +338,8 @@ class FleetController:
         self.navigator.progress.gentle(velocities[:c])
         # Command: each drive's command within its limits, remembered for the next ticks.
         cmd = self.commands.command(cfg, velocities[:c], obs.ahead_yaw[:c], obs.active[:c],
-                                    warnings, previous, obs.lookahead, steering.prefs[:c])
+                                    warnings, previous, obs.lookahead,
+                                    through_doors(steering.prefs[:c], self.navigator.narrow_way))
         # A differential robot with a footprint: turning in place at a corner, along its route
         # in a passage, and no turn that swings its body into a wall or robot; nor a holonomic
         # one's turn.

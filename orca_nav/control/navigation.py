@@ -116,6 +116,7 @@ class Navigator:
         self.queues = Queues(c)              # turns at single-file passages
         self.following = Following(c)        # carrots, segments, the width of the way
         self.carrot, self.clearance = self.following.carrot, self.following.clearance
+        self.narrow_way = self.following.narrow_way  # (C, 2) the route's way through a door
         self.replanned = np.zeros(c, bool)   # a stuck robot's route was planned once more
         self.progress = Progress(c)          # stuck and jams
         self.corners = Corners(c)            # stops at corners to turn in place
@@ -162,6 +163,13 @@ class Navigator:
                 padding = self.true_radius[i] - float(np.hypot(*polygon.T).max())
                 out[i] = float(np.abs(polygon[:, 1]).max()) + max(padding, 0.0)
         return out
+
+    def _shaped_reach(self):
+        """Return (C,) [m] the circumscribed discs of robots with a footprint, NaN of others."""
+        if self.footprints is None:
+            return None
+        shaped = np.array([p is not None for p in self.footprints], bool)
+        return np.where(shaped, self.true_radius, np.nan)
 
     def reconfigure(self, radius, true_radius, config: NavigationConfig,
                     footprints=False, turns=None) -> None:
@@ -258,6 +266,7 @@ class Navigator:
         target[unreachable | unplanned] = pos[unreachable | unplanned]
         steering = has_goal & ~unreachable & ~unplanned
         self.clearance[:] = math.inf
+        self.narrow_way[:] = np.nan
         if (steering & self.routed).any():
             self._follow(np.flatnonzero(steering & self.routed), pos, target, remaining)
         # Single-file passages: a robot whose turn has not come waits clear of the entrance
@@ -297,7 +306,7 @@ class Navigator:
         target[robots], remaining[robots], lost = self.following.follow(
             robots, self.points, self.version, pos,
             None if self.model is None else self.model.grid, self.config.route_lookahead,
-            self.radius + self.config.route_margin, self._sight_radius())
+            self.radius + self.config.route_margin, self._sight_radius(), self._shaped_reach())
         grid = None if self.model is None else self.model.grid
         self.corners.update(robots, self.points, self.version, self.following.segment, pos,
                             self.yaw, target, grid, self.true_radius)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 from orca_nav.core.orca import drive
 
+from .commands import aligning
 from .states import RobotState
 
 
@@ -46,8 +47,12 @@ def steer(cfg, now: float, pos: np.ndarray, known: np.ndarray, fresh: np.ndarray
         pos[:c], target, steering, cfg.pref_speed[:c], cfg.slowdown_distance,
         cfg.goal_tolerance, time_step=cfg.period,
         # Keep-right breaks symmetric jams among robots that avoid each other; a robot the
-        # others avoid fully keeps its straight course.
-        right_bias=np.where(give_way.keeps_course(cfg, now), 0.0, cfg.pass_on_right))
+        # others avoid fully keeps its straight course, and so does a holonomic cart whose
+        # route near it is narrower than the disc that holds it (at a door the bias would
+        # steer it off the door's line into a jamb; differential carts: corners.py).
+        right_bias=np.where(give_way.keeps_course(cfg, now) | (
+            aligning(cfg)[:c] & (navigator.clearance < navigator.true_radius)), 0.0,
+            cfg.pass_on_right))
     prefs = np.zeros_like(pos)
     prefs[:c], locked = give_way.hold(now, pref, steering & fresh[:c])
     return Steering(reached, dist, target, navigation, pref, prefs, locked)
