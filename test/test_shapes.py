@@ -205,7 +205,7 @@ def test_a_cart_and_a_disc_taking_half_each_keep_apart(a, r, rho, bearing, spare
     # Start outside the grown difference the half-planes are built on (it holds the true
     # one, a little beyond it at corners): from there on the true shapes stay apart.
     direction = np.array([math.cos(bearing), math.sin(bearing)])
-    # The solver's own difference (-a as the hull of 0 - a's corners, on its SNAP grid).
+    # The solver's own difference (-a, from its lowest corner).
     difference = np.empty((len(a), 2))
     nd = shape_difference(np.zeros((1, 2)), 1, a, len(a), difference)
     out = np.empty((4 * nd + 16, 2))

@@ -39,9 +39,8 @@ from .._jit import njit
 DISC_SIDES = 16
 # [m] Shorter edges and distances count as none (degenerate polygons, v on the boundary).
 SHAPE_EPS = 1e-12
-# [m] The difference of two shapes is taken on this grid: the corners of a shape turned by
-# 1e-16 rad are not told apart from those of the unturned one (the hull would lose corners).
-SNAP = 1e-9
+# A corner that turns a right angle but for rounding is grown in 2 pieces, not 4.
+RIGHT_TURN_TOLERANCE = 1e-9
 
 
 @njit(cache=True)
@@ -66,55 +65,69 @@ def shape_difference(b, nb, a, na, out):
     """
     Write the convex polygon B (+) -A (counter-clockwise) into out; return its vertex count.
 
-    a, b : (>= na, 2), (>= nb, 2) convex polygons (or segments, points), any order; out has
-    room for na * nb rows. The hull of every b_k - a_l (Andrew's monotone chain).
+    a, b : (>= na, 2), (>= nb, 2) convex polygons either way round (or segments, points); out
+    has room for na + nb rows. Each polygon taken counter-clockwise from its lowest vertex
+    (least y, then x), the sum's edges are theirs merged by direction (O(na + nb); de Berg
+    et al., Computational Geometry, section 13.3); parallel edges become one, and vertices
+    equal but for SHAPE_EPS one.
     """
-    return _difference_into(b, nb, a, na, out, np.empty((3 * na * nb + 1, 2)))
+    sb = _orientation(b, nb)
+    sa = _orientation(a, na)
+    ib = _lowest(b, nb, 1.0)
+    ia = _lowest(a, na, -1.0)  # of -A: A's highest
+    i = 0
+    j = 0
+    n = 0
+    while i < nb or j < na:
+        kb = (ib + sb * i) % nb
+        ka = (ia + sa * j) % na
+        x = b[kb, 0] - a[ka, 0]
+        y = b[kb, 1] - a[ka, 1]
+        if n == 0 or abs(x - out[n - 1, 0]) > SHAPE_EPS or abs(y - out[n - 1, 1]) > SHAPE_EPS:
+            out[n, 0] = x
+            out[n, 1] = y
+            n += 1
+        if i == nb:
+            j += 1
+            continue
+        if j == na:
+            i += 1
+            continue
+        kb2 = (ib + sb * (i + 1)) % nb
+        ka2 = (ia + sa * (j + 1)) % na
+        ebx = b[kb2, 0] - b[kb, 0]
+        eby = b[kb2, 1] - b[kb, 1]
+        eax = a[ka, 0] - a[ka2, 0]  # -A's edge
+        eay = a[ka, 1] - a[ka2, 1]
+        cross = ebx * eay - eby * eax
+        if cross >= 0.0:
+            i += 1
+        if cross <= 0.0:
+            j += 1
+    while n > 1 and (abs(out[n - 1, 0] - out[0, 0]) <= SHAPE_EPS
+                     and abs(out[n - 1, 1] - out[0, 1]) <= SHAPE_EPS):
+        n -= 1
+    return n
 
 
 @njit(cache=True)
-def _difference_into(b, nb, a, na, out, work):
-    """``shape_difference`` with scratch ``work`` of 3 na nb + 1 rows."""
-    m = na * nb
-    pts = work[:m]
-    for k in range(nb):
-        for m_l in range(na):
-            # On a grid of SNAP: points equal but for rounding are equal, and sort together.
-            pts[k * na + m_l, 0] = round((b[k, 0] - a[m_l, 0]) / SNAP) * SNAP
-            pts[k * na + m_l, 1] = round((b[k, 1] - a[m_l, 1]) / SNAP) * SNAP
-    # Sort by x, then y (insertion sort: a few dozen points).
-    for s in range(1, m):
-        x = pts[s, 0]
-        y = pts[s, 1]
-        t = s - 1
-        while t >= 0 and (pts[t, 0] > x or (pts[t, 0] == x and pts[t, 1] > y)):
-            pts[t + 1, 0] = pts[t, 0]
-            pts[t + 1, 1] = pts[t, 1]
-            t -= 1
-        pts[t + 1, 0] = x
-        pts[t + 1, 1] = y
-    hull = work[m:3 * m + 1]
-    h = 0
-    for s in range(m):  # lower chain
-        while h >= 2 and _turn(hull[h - 2, 0], hull[h - 2, 1], hull[h - 1, 0], hull[h - 1, 1],
-                               pts[s, 0], pts[s, 1]) <= 0.0:
-            h -= 1
-        hull[h, 0] = pts[s, 0]
-        hull[h, 1] = pts[s, 1]
-        h += 1
-    lower = h + 1
-    for s in range(m - 2, -1, -1):  # upper chain
-        while h >= lower and _turn(hull[h - 2, 0], hull[h - 2, 1], hull[h - 1, 0],
-                                   hull[h - 1, 1], pts[s, 0], pts[s, 1]) <= 0.0:
-            h -= 1
-        hull[h, 0] = pts[s, 0]
-        hull[h, 1] = pts[s, 1]
-        h += 1
-    n = max(h - 1, 1)  # the last point is the first again
+def _orientation(q, n):
+    """Return 1 if polygon q (n vertices) is counter-clockwise (or degenerate), -1 if not."""
+    area = 0.0
     for k in range(n):
-        out[k, 0] = hull[k, 0]
-        out[k, 1] = hull[k, 1]
-    return n
+        area += q[k, 0] * q[(k + 1) % n, 1] - q[(k + 1) % n, 0] * q[k, 1]
+    return -1 if area < 0.0 else 1
+
+
+@njit(cache=True)
+def _lowest(q, n, sign):
+    """Return the index of q's lowest vertex (least y, then x) of sign q (-1: of -q)."""
+    best = 0
+    for k in range(1, n):
+        dy = sign * (q[k, 1] - q[best, 1])
+        if dy < 0.0 or (dy == 0.0 and sign * (q[k, 0] - q[best, 0]) < 0.0):
+            best = k
+    return best
 
 
 @njit(cache=True)
@@ -166,7 +179,7 @@ def _nearest_edge(q, n, vx, vy, facing, best, cx, cy, bnx, bny, inside):
             best = d
             cx = px
             cy = py
-            length = math.hypot(bx - ax, by - ay)
+            length = math.sqrt((bx - ax) ** 2 + (by - ay) ** 2)
             if length > SHAPE_EPS:
                 bnx = (by - ay) / length
                 bny = -(bx - ax) / length
@@ -178,11 +191,11 @@ def _exit(vx, vy, cx, cy, nx, ny, inside):
     """Return (u, n) to boundary point c: n is the piece's normal, or (v - c) from outside."""
     ux = cx - vx
     uy = cy - vy
-    dist = math.hypot(ux, uy)
+    dist = math.sqrt(ux * ux + uy * uy)
     if not inside and dist > SHAPE_EPS:
         return ux, uy, -ux / dist, -uy / dist
     if nx == 0.0 and ny == 0.0:  # a degenerate piece: push straight away from the origin
-        length = math.hypot(cx, cy)
+        length = math.sqrt(cx * cx + cy * cy)
         if length > SHAPE_EPS:
             nx = -cx / length
             ny = -cy / length
@@ -199,23 +212,14 @@ def _cone_exit(q, n, vx, vy):
     The region is every s q' with s >= 1 and q' in q: bounded by the edges of q that face the
     origin and by the two rays from the origin through q's outermost vertices, beyond them.
     """
-    # The tangent vertices: the extreme angles around the direction to q's mean.
-    mx = 0.0
-    my = 0.0
-    for k in range(n):
-        mx += q[k, 0]
-        my += q[k, 1]
+    # The tangent vertices: q lies within a half turn seen from the origin, where "b is left
+    # of a" (a x b > 0) orders directions; the first of equals is kept.
     left = 0
     right = 0
-    a_max = -math.inf
-    a_min = math.inf
-    for k in range(n):
-        a = math.atan2(mx * q[k, 1] - my * q[k, 0], mx * q[k, 0] + my * q[k, 1])
-        if a > a_max:
-            a_max = a
+    for k in range(1, n):
+        if q[left, 0] * q[k, 1] - q[left, 1] * q[k, 0] > 0.0:
             left = k
-        if a < a_min:
-            a_min = a
+        if q[right, 0] * q[k, 1] - q[right, 1] * q[k, 0] < 0.0:
             right = k
     lx = q[left, 0]
     ly = q[left, 1]
@@ -233,7 +237,7 @@ def _cone_exit(q, n, vx, vy):
     for side in range(2):
         tx = lx if side == 0 else rx
         ty = ly if side == 0 else ry
-        length = math.hypot(tx, ty)
+        length = math.sqrt(tx * tx + ty * ty)
         dx = tx / length
         dy = ty / length
         t = max(0.0, (vx - tx) * dx + (vy - ty) * dy)
@@ -303,28 +307,90 @@ def offset_polygon(q, n, rho, out):
     if n == 1:
         return _circumscribed(q[0, 0], q[0, 1], rho, out)
     m = 0
+    # The outward normal of the edge into vertex 0 (a segment's other side).
+    ix, iy = _edge_normal(q[n - 1, 0], q[n - 1, 1], q[0, 0], q[0, 1])
     for k in range(n):
-        # The outward normals of the edges into and out of vertex k (a segment's two sides).
-        px = q[(k - 1) % n, 0]
-        py = q[(k - 1) % n, 1]
         cx = q[k, 0]
         cy = q[k, 1]
-        nx_ = q[(k + 1) % n, 0]
-        ny_ = q[(k + 1) % n, 1]
-        a_in = math.atan2(-(cx - px), cy - py)
-        a_out = math.atan2(-(nx_ - cx), ny_ - cy)
-        turn = (a_out - a_in) % (2.0 * math.pi)
         if n == 2:
-            turn = math.pi
-        pieces = 1 if turn < 1e-9 else (2 if turn <= 0.5 * math.pi else 4)
-        step = turn / pieces
-        reach = rho / math.cos(0.5 * step)
-        for s in range(pieces):
-            a = a_in + (s + 0.5) * step
-            out[m, 0] = cx + reach * math.cos(a)
-            out[m, 1] = cy + reach * math.sin(a)
+            ox = -ix
+            oy = -iy
+        else:
+            ox, oy = _edge_normal(cx, cy, q[(k + 1) % n, 0], q[(k + 1) % n, 1])
+        dot = ix * ox + iy * oy
+        cross = ix * oy - iy * ox
+        if dot > 0.0 and abs(cross) < 1e-9:  # no turn: one piece
+            out[m, 0] = cx + rho * ox
+            out[m, 1] = cy + rho * oy
             m += 1
+        else:
+            # The corner's arc in 2 pieces (a turn up to a right angle) or 4, each replaced by
+            # the tangents at its middle: directions by halving the turn, no trigonometry.
+            mx, my = _half_turn(ix, iy, ox, oy, dot)
+            if dot >= -RIGHT_TURN_TOLERANCE:
+                m = _tangent_pieces(out, m, cx, cy, rho, ix, iy, mx, my, ox, oy, 1)
+            else:
+                m = _tangent_pieces(out, m, cx, cy, rho, ix, iy, mx, my, ox, oy, 2)
+        ix = ox
+        iy = oy
     return m
+
+
+@njit(cache=True)
+def _edge_normal(ax, ay, bx, by):
+    """Return the unit outward normal of edge ab of a counter-clockwise polygon (its right)."""
+    ex = bx - ax
+    ey = by - ay
+    length = math.sqrt(ex * ex + ey * ey)
+    if length <= SHAPE_EPS:
+        return 0.0, 0.0
+    return ey / length, -ex / length
+
+
+@njit(cache=True)
+def _unit_sum(ax, ay, bx, by):
+    """Return (a + b) / |a + b| for unit a, b less than a half turn apart."""
+    x = ax + bx
+    y = ay + by
+    length = math.sqrt(x * x + y * y)
+    if length <= SHAPE_EPS:  # a degenerate edge's missing normal
+        return ax, ay
+    return x / length, y / length
+
+
+@njit(cache=True)
+def _half_turn(ix, iy, ox, oy, dot):
+    """Return the unit direction halfway from unit i to unit o, turning counter-clockwise."""
+    if dot >= 0.0:
+        return _unit_sum(ix, iy, ox, oy)
+    # Near a half turn i + o vanishes: halve the turn between i turned left and o turned right.
+    return _unit_sum(-iy, ix, oy, -ox)
+
+
+@njit(cache=True, inline='always')
+def _tangent_pieces(out, m, cx, cy, rho, ix, iy, mx, my, ox, oy, halvings):
+    """
+    Write the 2 halvings tangent points' vertices of the arc of c from i to o; return m.
+
+    mx, my : halfway from i to o. Each piece's vertex lies along its middle direction, at
+    rho / cos(half a piece's turn).
+    """
+    ax, ay = _unit_sum(ix, iy, mx, my)  # a quarter of the turn
+    bx, by = _unit_sum(mx, my, ox, oy)  # three quarters
+    if halvings == 1:
+        reach = rho / (ax * ix + ay * iy)
+        out[m, 0] = cx + reach * ax
+        out[m, 1] = cy + reach * ay
+        out[m + 1, 0] = cx + reach * bx
+        out[m + 1, 1] = cy + reach * by
+        return m + 2
+    d = (_unit_sum(ix, iy, ax, ay), _unit_sum(ax, ay, mx, my), _unit_sum(mx, my, bx, by),
+         _unit_sum(bx, by, ox, oy))
+    reach = rho / (d[0][0] * ix + d[0][1] * iy)
+    for s in range(4):
+        out[m + s, 0] = cx + reach * d[s][0]
+        out[m + s, 1] = cy + reach * d[s][1]
+    return m + 4
 
 
 @njit(cache=True)
@@ -344,22 +410,31 @@ def pair_shape_line(a, na, b, nb, rho, px, py, vx, vy, inv_tau, inv_dt, scratch=
 
     a, b : the shapes' polygons relative to each agent's position, at their headings (one
     vertex at the origin: a disc's centre); rho [m] : what both grow by (a disc's radius,
-    paddings, margins); scratch : None or (>= ``scratch_rows(na * nb)``, 2) work rows (a
+    paddings, margins); scratch : None or (>= ``scratch_rows(na + nb)``, 2) work rows (a
     solver call allocates them once). Otherwise as ``shape_line``.
     """
-    m = na * nb
     if scratch is None:
-        scratch = np.empty((scratch_rows(m), 2))
-    k_poly = scratch[:m]
-    nk = _difference_into(b, nb, a, na, k_poly, scratch[m:4 * m + 1])
-    rest = scratch[4 * m + 1:]
-    grown = rest[:4 * nk + DISC_SIDES]
+        scratch = np.empty((scratch_rows(na + nb), 2))
+    k_poly = scratch[:na + nb]
+    nk = shape_difference(b, nb, a, na, k_poly)
+    return grown_shape_line(k_poly, nk, rho, px, py, vx, vy, inv_tau, inv_dt,
+                            scratch[na + nb:])
+
+
+@njit(cache=True)
+def grown_shape_line(k_poly, nk, rho, px, py, vx, vy, inv_tau, inv_dt, scratch):
+    """
+    ``shape_line`` of difference k_poly (nk vertices) grown by rho [m] (``offset_polygon``).
+
+    scratch : (>= 8 nk + 2 DISC_SIDES, 2) work rows.
+    """
+    grown = scratch[:4 * nk + DISC_SIDES]
     ng = offset_polygon(k_poly, nk, rho, grown)
     return _line_into(grown, ng, px, py, vx, vy, inv_tau, inv_dt,
-                      rest[4 * nk + DISC_SIDES:8 * nk + 2 * DISC_SIDES])
+                      scratch[4 * nk + DISC_SIDES:8 * nk + 2 * DISC_SIDES])
 
 
 @njit(cache=True)
 def scratch_rows(m):
-    """Return the work rows ``pair_shape_line`` needs for shapes of na nb = m vertex pairs."""
-    return 4 * m + 1 + 8 * m + 2 * DISC_SIDES
+    """Return the work rows ``pair_shape_line`` needs for shapes of na + nb = m vertices."""
+    return 9 * m + 2 * DISC_SIDES

@@ -728,7 +728,7 @@ def _shapes(n: int, footprint: Optional[ArrayLike], body: Optional[ArrayLike],
         raise ValueError('footprint_body must be finite and >= 0')
     width = max(polygons.shape[1], 2)
     return (_writable(np.nan_to_num(polygons)), counts, bodies,
-            np.empty((scratch_rows(width * width), 2)))
+            np.empty((scratch_rows(2 * width), 2)))
 
 
 @njit(cache=True)
