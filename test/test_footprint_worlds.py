@@ -145,3 +145,47 @@ def test_holonomic_carts_turn_along_the_door_before_they_reach_it(draw):
     assert run.arrived.all(), f'{np.flatnonzero(~run.arrived)} did not arrive in {run.time} s'
     assert run.min_gap > -CONTACT_TOLERANCE
     assert run.min_wall >= corners.WALL_GAP - 1e-3
+
+
+def test_holonomic_carts_meeting_head_on_in_an_aisle_step_aside_and_pass(tmp_path):
+    """
+    cart_aisle: two 0.9 x 0.6 m carts meet head-on in a 1.5 m aisle (side by side: 1.2 m).
+
+    Their routes follow the aisle's middle. Between polygons ORCA only slowed them (the flat
+    face of the pair's difference, docs/core.md): they stopped face to face and one backed
+    out of the aisle (46-52 s, as long as their circumscribed discs, 46 s, which cannot pass).
+    Stepping aside before they meet (control/lanes.py), they pass side by side.
+    """
+    scenario = load_scenario('cart_aisle')
+    run = run_world(scenario, 'holonomic')
+    assert run.arrived.all(), f'{np.flatnonzero(~run.arrived)} did not arrive in {run.time} s'
+    assert run.min_gap > -CONTACT_TOLERANCE and run.min_wall > -CONTACT_TOLERANCE
+    # Neither backs out: along its way to its goal no cart ever falls back 0.2 m.
+    way = np.sign(scenario.goals[:, 0] - scenario.starts[:, 0])
+    progress = run.poses[:, :, 0] * way
+    assert (np.maximum.accumulate(progress, axis=0) - progress).max() < 0.2
+    assert run.time < 36.0
+    discs = run_world(as_discs('cart_aisle', tmp_path), 'holonomic')
+    assert discs.time > run.time + 10.0
+
+
+@pytest.mark.parametrize('draw', [25, 37, 43])
+def test_carts_pass_each_other_in_the_rooms_and_enter_the_door_unpushed(draw):
+    """
+    cart_door with the starts moved and every command in effect one period late.
+
+    Carts that met head-on in the rooms (one leaving the door, one going to it) stopped face
+    to face and crawled round each other: draws 25 and 43 took 106 and 112 s. Stepping aside
+    (control/lanes.py), they take 44 s. Coming sooner to the door, a cart going in with
+    another close behind it was pushed into a jamb by that one's ORCA share (draw 37: 0.014 m
+    into it); a cart within DOOR_RIGHT_OF_WAY of its door is now avoided fully by the others.
+    """
+    scenario = load_scenario('cart_door')
+    rng = np.random.default_rng(draw)
+    robots = [dataclasses.replace(r, start=tuple(np.array(r.start) + np.r_[
+        rng.uniform(-0.05, 0.05, 2), rng.uniform(-0.1, 0.1)])) for r in scenario.robots]
+    moved = dataclasses.replace(scenario, robots=robots, timeout=60.0)
+    run = run_world(moved, 'holonomic', lag=1, latency_compensation=(draw // 2) % 2 == 0)
+    assert run.arrived.all(), f'{np.flatnonzero(~run.arrived)} did not arrive in {run.time} s'
+    assert run.min_gap > -CONTACT_TOLERANCE
+    assert run.min_wall >= corners.WALL_GAP - 1e-3

@@ -119,6 +119,14 @@ def test_single_file_passages_are_where_two_robots_cannot_pass():
     assert single_file(EAST, speck, RADIUS) == []
 
 
+def test_a_lane_two_carts_fit_turned_along_it_is_no_passage_for_them():
+    """Counted by half the width across the way (a cart turned along it), not by its disc."""
+    # The 0.6 m lane: single-file for discs of RADIUS (3 radii across) and for carts 0.32 m
+    # wide (four half-widths: 0.64 m), not for carts 0.2 m wide (0.4 m).
+    assert len(single_file(EAST, LANE, RADIUS, half_width=0.16)) == 1
+    assert single_file(EAST, LANE, RADIUS, half_width=0.1) == []
+
+
 def test_waiting_spots_are_clear_of_the_entrance():
     """Spots lie before the entrance, beside its axis (right first), in free space."""
     (lane,) = single_file(EAST, LANE, RADIUS)

@@ -152,7 +152,8 @@ class Avoidance:
         others = self._people_agents(cfg, now, inputs, moving, warnings)
         prefs = self._way_round(cfg, now, obs, steering, others)
         prefs = self._keep_out(cfg, obs, prefs, others)
-        robots = self._robot_agents(cfg, now, obs, prefs, limits, steering.prefs)
+        ways = steering.prefs if steering.ways is None else steering.ways
+        robots = self._robot_agents(cfg, now, obs, prefs, limits, ways)
         settings = SolverSettings(cfg.period, cfg.neighbor_dist, cfg.max_neighbors,
                                   cfg.time_horizon, cfg.time_horizon_obst, True)
         idx, vel = self.solve_isolating(

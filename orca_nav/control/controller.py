@@ -22,16 +22,21 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .avoidance import Avoidance, shaped_footprints, wall_model
-from .commands import Commands, limit, through_doors
+from .commands import aligning, Commands, limit, through_doors
 from .config import FleetConfig
 from .corners import keep_clear, narrow_turns, turning_shapes, turns_at_corners
 from .giveway import GiveWay
+from .lanes import step_aside
 from .navigation import NavigationConfig, Navigator
 from .observation import Observer
 from .passages import lookahead_now
 from .people import MovingObjects, PeopleTracker
 from .reports import robot_state, StuckReports
 from .steering import steer
+
+# [m] a holonomic cart whose route's door (``Following.narrow_way``) lies this near ahead has
+# right of way over the other robots: they avoid it fully
+DOOR_RIGHT_OF_WAY = 1.0
 
 
 @dataclass
@@ -319,6 +324,26 @@ class FleetController:
         self.navigator.yaw = obs.ahead_yaw[:c]
         steering = steer(cfg, now, obs.pos, obs.known, obs.fresh, self.goal, self.has_goal,
                          self.navigator, self.give_way)
+        # Holonomic carts that meet a robot head-on step aside before they meet (lanes.py).
+        # Not at a door: there the cart keeps to the door's line (following.py), and the
+        # others avoid it fully while it goes in (DOOR_RIGHT_OF_WAY).
+        turned = aligning(cfg)[:c]
+        nav = self.navigator
+        self.give_way.at_door[:] = turned & (nav.following.narrow_ahead < DOOR_RIGHT_OF_WAY)
+        if turned.any():
+            door = np.isfinite(nav.narrow_way).all(axis=1)
+            present = np.where(obs.present[:, None], obs.pos, np.nan)
+            wanted = np.concatenate([steering.prefs[:c], obs.orca_vel[c:]])
+            steering.prefs[:c], ways = step_aside(
+                cfg, present, wanted, obs.ahead_yaw, steering.prefs[:c],
+                np.broadcast_to(np.asarray(cfg.safety_margin, float), (len(obs.pos),)),
+                ~steering.locked & ~door & (nav.clearance >= nav.true_radius), nav.route_ways())
+            nav.narrow_way[~door] = ways[~door]
+            # Its polygon in the solver is swept over the turn toward that way, not toward the
+            # preferred velocity with the step aside in it (that turn would widen it).
+            aside = np.isfinite(ways).all(axis=1)
+            steering.ways = steering.prefs.copy()
+            steering.ways[:c][aside] = through_doors(steering.prefs[:c], ways)[aside]
         # A differential robot with a footprint turns in place at a corner before a door and
         # goes straight through it (no pass-on-right bias where its way is narrow).
         shaped = self.navigator.corners.turns.any()

@@ -32,6 +32,7 @@ class Following:
         # Unit direction of the route at its narrowest place ahead, where the route comes
         # nearer a wall than the robot's circumscribed disc (a door); NaN elsewhere.
         self.narrow_way = np.full((c, 2), np.nan)
+        self.narrow_ahead = np.full(c, np.inf)  # [m] along the route to that narrowest place
         self._packed = (None, None)             # (key, packed routes) of the last tick
 
     def follow(self, robots, routes, versions, pos, grid, lookahead, radius, true_radius,
@@ -64,6 +65,7 @@ class Following:
         self.carrot[robots] = carrot
         self.clearance[:] = math.inf
         self.narrow_way[:] = np.nan
+        self.narrow_ahead[:] = np.inf
         if grid is not None:
             self.clearance[robots] = route_clearance(
                 points, offsets, segment, pos[robots], PASSAGE_BEHIND, PASSAGE_AHEAD,
@@ -74,7 +76,7 @@ class Following:
                                         grid.distance_cells(), grid.origin, grid.resolution)
                 for k in np.flatnonzero(ahead < reach[robots]):
                     i = robots[k]
-                    self.narrow_way[i] = narrowest_way(
+                    self.narrow_way[i], self.narrow_ahead[i] = narrowest_place(
                         points[offsets[k]:offsets[k + 1]], segment[k], pos[i], DOOR_AHEAD,
                         grid, reach[i])
         return carrot, left, lost
@@ -99,11 +101,16 @@ def narrowest_way(points, segment, position, ahead, grid, reach):
     >>> narrowest_way(route, 0, np.array([0.5, 0.2]), 0.3, grid, 0.5).tolist()
     [nan, nan]
     """
+    return narrowest_place(points, segment, position, ahead, grid, reach)[0]
+
+
+def narrowest_place(points, segment, position, ahead, grid, reach):
+    """Return ``narrowest_way`` and how far along the route [m] that place lies (inf: none)."""
     points = np.asarray(points, dtype=float)
     seg = np.diff(points, axis=0)
     length = np.hypot(*seg.T)
     if len(seg) == 0 or not length.any():
-        return np.full(2, np.nan)
+        return np.full(2, np.nan), math.inf
     arc = np.concatenate([[0.0], np.cumsum(length)])
     k = int(np.clip(segment, 0, len(seg) - 1))
     t = 0.0 if length[k] <= 0.0 else float(
@@ -116,13 +123,13 @@ def narrowest_way(points, segment, position, ahead, grid, reach):
     q = points[j] + u * (s - arc[j])[:, None]
     inside = grid.inside(q)
     if not inside.any():
-        return np.full(2, np.nan)
+        return np.full(2, np.nan), math.inf
     cells = grid.world_to_cell(q[inside])
     room = (grid.distance_cells()[cells[:, 1], cells[:, 0]] - 0.5) * grid.resolution
     least = int(np.argmin(room))
     if room[least] >= reach:
-        return np.full(2, np.nan)
-    return u[inside][least]
+        return np.full(2, np.nan), math.inf
+    return u[inside][least], float(s[inside][least] - here)
 
 
-__all__ = ['Following']
+__all__ = ['Following', 'narrowest_place', 'narrowest_way']

@@ -36,6 +36,10 @@ class GiveWay:
         self.lock_until = np.full(c, -math.inf)      # [s] locked velocity held until then
         self.locked = np.zeros((c, 2))               # [m/s] the locked ORCA velocity
         self.diverted = np.zeros(c, bool)            # last tick's velocity was not preferred
+        # This tick's robots entering a door (set by the controller): immovable toward the
+        # other robots, which avoid them fully, as under an override (no one pushes a cart
+        # into a jamb from behind).
+        self.at_door = np.zeros(c, bool)
 
     def set_priority(self, i: int, seconds: float, now: float) -> None:
         """Make commanded robot i immovable for ``seconds`` from ``now`` (0 ends it)."""
@@ -68,7 +72,7 @@ class GiveWay:
         """Keyword arguments of ``compute_velocities`` for these rows of the fleet."""
         c = config.n_controlled
         immovable = np.zeros(config.n, bool)
-        immovable[:c] = self.overridden(now)
+        immovable[:c] = self.overridden(now) | self.at_door
         immovable[c:] = ~self.reciprocates(config)[c:]
         args = {'immovable': immovable[rows]}
         if config.avoidance_weight is not None:

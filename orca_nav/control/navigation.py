@@ -164,6 +164,19 @@ class Navigator:
                 out[i] = float(np.abs(polygon[:, 1]).max()) + max(padding, 0.0)
         return out
 
+    def route_ways(self):
+        """Return (C, 2) unit directions of the route segments the robots are on (NaN: none)."""
+        out = np.full((len(self.points), 2), np.nan)
+        for i in np.flatnonzero(self.routed):
+            points = self.points[i]
+            k = int(np.clip(self.following.segment[i], 0, len(points) - 2))
+            if len(points) >= 2:
+                d = points[k + 1] - points[k]
+                length = float(np.hypot(*d))
+                if length > 0.0:
+                    out[i] = d / length
+        return out
+
     def _shaped_reach(self):
         """Return (C,) [m] the circumscribed discs of robots with a footprint, NaN of others."""
         if self.footprints is None:
@@ -222,8 +235,11 @@ class Navigator:
         self.following.segment[i] = 0
         self.version[i] += 1
         self.length[i] = 0.0 if points is None else np.hypot(*np.diff(points, axis=0).T).sum()
+        # A holonomic cart passes another in an aisle two of them fit turned along it (it
+        # steps aside, control/lanes.py); a differential one cannot: it queues as its disc.
         self.queues.route_changed(i, points, None if self.model is None else self.model.grid,
-                                  self.true_radius[i])
+                                  self.true_radius[i],
+                                  None if self.corners.turns[i] else self._sight_radius()[i])
 
     def _replan(self, mask, force=False):
         """

@@ -121,14 +121,16 @@ class Passage:
     spots: np.ndarray       # (WAIT_SPOTS, 2) [m] where to wait, clear of its entrance
 
 
-def single_file(points, grid, radius):
+def single_file(points, grid, radius, half_width=None):
     """
     Return the single-file passages on a route (a list of ``Passage``, in route order).
 
-    points : (K, 2) [m] the route; grid : GridMap; radius : [m] the robot's true radius. A
-    route sample is single-file when the free width across the route there (along its normal,
-    obstacle cells both ways) is less than 4 x ``radius``: two robots cannot be side by side.
-    Samples nearer each other than 2 x ``radius`` join into one passage.
+    points : (K, 2) [m] the route; grid : GridMap; radius : [m] the robot's true radius;
+    half_width : [m] half of what the robot takes across its way (a footprint turned along
+    it, with its padding), or None: ``radius``. A route sample is single-file when the free
+    width across the route there (along its normal, obstacle cells both ways) is less than
+    4 x ``half_width``: two such robots cannot be side by side. Samples nearer each other than
+    2 x ``radius`` join into one passage.
     """
     points = np.asarray(points, dtype=float).reshape(-1, 2)
     if len(points) < 2 or not math.isfinite(radius) or radius <= 0.0:
@@ -142,8 +144,9 @@ def single_file(points, grid, radius):
                   where=length[k, None] > 0.0)
     p = points[k] + t * (s - arc[k])[:, None]
     big = 2.0 * radius
-    across = _width(grid, p, t, 2.0 * big)
-    narrow = (across < 2.0 * big) & grid.inside(p)
+    wide = 4.0 * (radius if half_width is None else min(half_width, radius))
+    across = _width(grid, p, t, wide)
+    narrow = (across < wide) & grid.inside(p)
     field = (grid.distance_cells() - 0.5) * grid.resolution    # [m] to an obstacle's edge
     passages = []
     for run in _runs(np.flatnonzero(narrow), int(big / SAMPLE)):
@@ -237,7 +240,7 @@ class Queues:
         self.since = np.full(c, math.inf)
         self.alone = np.zeros(c, bool)
 
-    def route_changed(self, i, points, grid, radius):
+    def route_changed(self, i, points, grid, radius, half_width=None):
         """
         Robot i follows ``points`` (None: no route) on ``grid`` (None: no map) now.
 
@@ -248,7 +251,7 @@ class Queues:
         held = (self.passages[i][self.next[i]]
                 if self.holds[i] and self.next[i] < len(self.passages[i]) else None)
         self.passages[i] = ([] if points is None or grid is None
-                            else single_file(points, grid, radius))
+                            else single_file(points, grid, radius, half_width))
         self.next[i], self.holds[i], self.since[i] = 0, False, math.inf
         if held is not None and self.passages[i]:
             self.holds[i] = _shared(held, self.passages[i][0], 2.0 * radius) > 0

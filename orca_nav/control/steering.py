@@ -6,6 +6,7 @@ is planned or when there is none; the velocity a give-way lock holds instead whi
 """
 
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 from orca_nav.core.orca import drive
@@ -25,6 +26,10 @@ class Steering:
     pref: np.ndarray      # (C, 2) [m/s] the robots' own preferred velocities
     prefs: np.ndarray     # (N, 2) [m/s] for the solver: locks applied, zero beyond C
     locked: np.ndarray    # (C,) bool: a give-way lock holds the preferred velocity
+    # (N, 2) [m/s] the ways the robots with a footprint turn their long axes to (the route's
+    # at a door ahead or beside a robot met head-on: ``commands.through_doors``), or None:
+    # the preferred velocities
+    ways: Optional[np.ndarray] = None
 
 
 def steer(cfg, now: float, pos: np.ndarray, known: np.ndarray, fresh: np.ndarray, goal,

@@ -1,0 +1,97 @@
+"""
+Carts that meet head-on step aside before they meet: two lanes where one way was planned.
+
+Two rectangles whose routes follow the same aisle meet on one line. ORCA between polygons
+then only slows them: the face of the pair's difference that looks at the other cart is
+flat, so the smallest change that leaves the velocity obstacle points straight back
+(docs/core.md, "Head-on on one line"), and they stop face to face in an aisle they would fit
+through side by side. Discs do not have this: RVO2's cut-off is round.
+
+So a holonomic robot with a footprint (``commands.aligning``) that has a robot ahead within
+LANE_AHEAD on its way that would come toward it (its preferred velocity, or for a robot not
+commanded here its velocity, faster than LANE_ONCOMING toward it), and not far enough to the
+side for the two to pass (``needed``: both half-widths across the way, both safety margins,
+LANE_SLACK), adds a sideways part to its preferred velocity: away from the other (to its
+right when the other is straight ahead: both keep right), LANE_GAIN per metre still missing,
+at most its preferred speed, the forward part slowed so that the whole stays within it. Its
+way is its route's where the route goes along (an aisle's axis): it keeps its long axis along
+that way (``Following.narrow_way``) and its polygon in the solver is swept over the turn to
+it, so it does not turn wider. Not at a door (the route narrower than the disc that holds
+the robot, or a door ahead): there it keeps to the door's line. The solver still decides
+what is safe; walls bound the step aside as always.
+"""
+
+import numpy as np
+
+from .commands import aligning
+
+# [m] a robot this far ahead on the way (centre to centre) is met head-on ...
+LANE_AHEAD = 4.0
+# [m/s] ... when it comes toward the robot at least this fast (one standing or going the same
+# way is passed as ORCA passes it, or followed)
+LANE_ONCOMING = 0.1
+# [1/s] sideways speed per metre of lateral distance still missing
+LANE_GAIN = 1.5
+# [m] more than both half-widths and margins between the passing centre lines
+LANE_SLACK = 0.02
+
+
+def half_widths(cfg, yaw, across):
+    """
+    Return (N,) [m] how far each robot reaches from its centre along unit ``across`` (N, 2).
+
+    Its footprint placed at yaw (N,) [rad] plus its padding, or its radius (a disc).
+    """
+    out = np.asarray(cfg.radius, dtype=float).copy()
+    for k, polygon in enumerate(cfg.footprint):
+        if polygon is not None:
+            p = np.asarray(polygon, dtype=float)
+            c, s = np.cos(yaw[k]), np.sin(yaw[k])
+            turned = np.stack([c * p[:, 0] - s * p[:, 1], s * p[:, 0] + c * p[:, 1]], axis=1)
+            out[k] = float(np.abs(turned @ across[k]).max()) + cfg.footprint_padding
+    return out
+
+
+def step_aside(cfg, pos, vel, yaw, prefs, margin, free, route_ways=None):
+    """
+    Return (prefs (C, 2) with the steps aside, ways (C, 2): the unit way kept, NaN: none).
+
+    pos, vel, yaw : (N, 2), (N, 2), (N,) every robot now (vel: what the others would do, the
+    commanded robots' preferred velocities first); prefs : (C, 2) [m/s] the commanded
+    robots' preferred velocities; margin : (N,) [m] each robot's safety margin;
+    free : (C,) bool the robots whose preferred velocity may change (not locked);
+    route_ways : (C, 2) unit directions of the routes where the robots are (NaN: none), or
+    None. The way is the route's where it goes within 60 degrees of the preferred velocity
+    (an aisle's axis: sides are measured across it and the long axis kept along it), else
+    the preferred velocity's.
+    """
+    c = len(prefs)
+    prefs = np.array(prefs, dtype=float)
+    ways = np.full((c, 2), np.nan)
+    speed = np.hypot(prefs[:, 0], prefs[:, 1])
+    for i in np.flatnonzero(aligning(cfg)[:c] & free & (speed > 1e-6)):
+        way = prefs[i] / speed[i]
+        if route_ways is not None and np.isfinite(route_ways[i]).all() and (
+                route_ways[i] @ way > 0.5):
+            way = route_ways[i]
+        left = np.array([-way[1], way[0]])
+        rel = pos - pos[i]
+        ahead = rel @ way
+        side = rel @ left
+        width = half_widths(cfg, yaw, np.broadcast_to(left, (len(pos), 2)))
+        needed = width[i] + width + margin[i] + margin + LANE_SLACK
+        met = ((ahead > 0.0) & (ahead < LANE_AHEAD) & (vel @ way < -LANE_ONCOMING)
+               & (np.abs(side) < needed) & np.isfinite(side))
+        met[i] = False
+        if not met.any():
+            continue
+        j = np.flatnonzero(met)[np.argmin(ahead[met])]
+        away = -1.0 if side[j] >= 0.0 else 1.0  # to the right of one straight ahead
+        lateral = min(LANE_GAIN * (needed[j] - abs(side[j])), speed[i])
+        forward = np.sqrt(max(speed[i] ** 2 - lateral ** 2, 0.0))
+        prefs[i] = forward * way + away * lateral * left
+        ways[i] = way
+    return prefs, ways
+
+
+__all__ = ['step_aside', 'half_widths']
