@@ -151,10 +151,11 @@ def test_holonomic_carts_meeting_head_on_in_an_aisle_step_aside_and_pass(tmp_pat
     """
     cart_aisle: two 0.9 x 0.6 m carts meet head-on in a 1.5 m aisle (side by side: 1.2 m).
 
-    Their routes follow the aisle's middle. Between polygons ORCA only slowed them (the flat
-    face of the pair's difference, docs/core.md): they stopped face to face and one backed
-    out of the aisle (46-52 s, as long as their circumscribed discs, 46 s, which cannot pass).
-    Stepping aside before they meet (control/lanes.py), they pass side by side.
+    Their routes follow the aisle's middle. Queued as their discs, one waited for the other
+    (46 s, as long as their circumscribed discs, which cannot pass); not queued, ORCA between
+    polygons only slowed them (the flat face of the pair's difference, docs/core.md) and one
+    backed out (52 s). Stepping aside before they meet (control/lanes.py), they pass side by
+    side in 27 s.
     """
     scenario = load_scenario('cart_aisle')
     run = run_world(scenario, 'holonomic')

@@ -13,7 +13,7 @@ import numpy as np
 from orca_nav.core.routes.follow import follow_routes, pack_routes, route_clearance
 from orca_nav.core.routes.planner import LETHAL_TOLERANCE_CELLS
 
-from .passages import PASSAGE_AHEAD, PASSAGE_BEHIND
+from .passages import free_width, PASSAGE_AHEAD, PASSAGE_BEHIND
 
 # [m] A robot with a footprint looks this far along its route for a door it must pass turned
 # along (``narrow_way``): far enough to turn and step onto the door's line before it
@@ -105,7 +105,14 @@ def narrowest_way(points, segment, position, ahead, grid, reach):
 
 
 def narrowest_place(points, segment, position, ahead, grid, reach):
-    """Return ``narrowest_way`` and how far along the route [m] that place lies (inf: none)."""
+    """
+    Return ``narrowest_way`` and how far along the route [m] that place lies (inf: none).
+
+    Only a door counts: somewhere on that stretch, or up to 2 x ``reach`` beyond it (the
+    door's wall may lie past it), the free width across the route (``passages.free_width``)
+    is less than the disc's, 2 x ``reach``; a route that only runs near one wall (as a
+    robot's that stepped aside) has none.
+    """
     points = np.asarray(points, dtype=float)
     seg = np.diff(points, axis=0)
     length = np.hypot(*seg.T)
@@ -116,11 +123,8 @@ def narrowest_place(points, segment, position, ahead, grid, reach):
     t = 0.0 if length[k] <= 0.0 else float(
         np.clip((position - points[k]) @ seg[k] / length[k] ** 2, 0.0, 1.0))
     here = arc[k] + t * length[k]
-    s = np.arange(here, min(here + ahead, arc[-1]) + 1e-9, 0.5 * grid.resolution)
-    j = np.clip(np.searchsorted(arc, s, side='right') - 1, 0, len(seg) - 1)
-    u = np.divide(seg[j], length[j, None], out=np.zeros((len(j), 2)),
-                  where=length[j, None] > 0.0)
-    q = points[j] + u * (s - arc[j])[:, None]
+    step = 0.5 * grid.resolution
+    s, q, u = _samples(points, seg, length, arc, here, here + ahead, step)
     inside = grid.inside(q)
     if not inside.any():
         return np.full(2, np.nan), math.inf
@@ -129,7 +133,19 @@ def narrowest_place(points, segment, position, ahead, grid, reach):
     least = int(np.argmin(room))
     if room[least] >= reach:
         return np.full(2, np.nan), math.inf
+    _, q, u_across = _samples(points, seg, length, arc, here, here + ahead + 2.0 * reach, step)
+    if free_width(grid, q, u_across, 2.0 * reach).min() >= 2.0 * reach:
+        return np.full(2, np.nan), math.inf
     return u[inside][least], float(s[inside][least] - here)
+
+
+def _samples(points, seg, length, arc, start, end, step):
+    """Return arcs s (S,), points q (S, 2) and unit tangents u (S, 2) of a route, start..end."""
+    s = np.arange(start, min(end, arc[-1]) + 1e-9, step)
+    j = np.clip(np.searchsorted(arc, s, side='right') - 1, 0, len(seg) - 1)
+    u = np.divide(seg[j], length[j, None], out=np.zeros((len(j), 2)),
+                  where=length[j, None] > 0.0)
+    return s, points[j] + u * (s - arc[j])[:, None], u
 
 
 __all__ = ['Following', 'narrowest_place', 'narrowest_way']

@@ -11,14 +11,17 @@ So a holonomic robot with a footprint (``commands.aligning``) that has a robot a
 LANE_AHEAD on its way that would come toward it (its preferred velocity, or for a robot not
 commanded here its velocity, faster than LANE_ONCOMING toward it), and not far enough to the
 side for the two to pass (``needed``: both half-widths across the way, both safety margins,
-LANE_SLACK), adds a sideways part to its preferred velocity: away from the other (to its
-right when the other is straight ahead: both keep right), LANE_GAIN per metre still missing,
-at most its preferred speed, the forward part slowed so that the whole stays within it. Its
-way is its route's where the route goes along (an aisle's axis): it keeps its long axis along
-that way (``Following.narrow_way``) and its polygon in the solver is swept over the turn to
-it, so it does not turn wider. Not at a door (the route narrower than the disc that holds
-the robot, or a door ahead): there it keeps to the door's line. The solver still decides
-what is safe; walls bound the step aside as always.
+LANE_SLACK), steers sideways: away from the other (to its right when the other is straight
+ahead: both keep right), LANE_GAIN per metre still missing, in place of its preferred
+velocity's own sideways part (pass_on_right's drift would push it on into a wall's margin),
+holding the centre lines ``needed`` apart until they are LANE_HOLD further apart or have
+passed. Until it is aside its forward part falls to LANE_GAIN per metre left between the two
+bodies along the way: it steps aside before it meets the other, not beside it. Its way is its
+route's where the route goes along (an aisle's axis): it keeps its long axis along that way
+(``Following.narrow_way``) and its polygon in the solver is swept over the turn to it, so it
+does not turn wider. Not at a door (the route narrower than the disc that holds the robot, or
+a door ahead): there it keeps to the door's line. The solver still decides what is safe;
+walls bound the step aside as always.
 """
 
 import numpy as np
@@ -34,6 +37,8 @@ LANE_ONCOMING = 0.1
 LANE_GAIN = 1.5
 # [m] more than both half-widths and margins between the passing centre lines
 LANE_SLACK = 0.02
+# [m] the step aside holds the centre lines apart until they are this much further apart
+LANE_HOLD = 0.1
 
 
 def half_widths(cfg, yaw, across):
@@ -50,6 +55,13 @@ def half_widths(cfg, yaw, across):
             turned = np.stack([c * p[:, 0] - s * p[:, 1], s * p[:, 0] + c * p[:, 1]], axis=1)
             out[k] = float(np.abs(turned @ across[k]).max()) + cfg.footprint_padding
     return out
+
+
+def width_along(cfg, yaw, way, i, j):
+    """Return [m] how far robots i and j reach toward each other along unit ``way`` (2,)."""
+    along = np.broadcast_to(way, (len(yaw), 2))
+    reach = half_widths(cfg, yaw, along)
+    return reach[i] + reach[j]
 
 
 def step_aside(cfg, pos, vel, yaw, prefs, margin, free, route_ways=None):
@@ -81,14 +93,22 @@ def step_aside(cfg, pos, vel, yaw, prefs, margin, free, route_ways=None):
         width = half_widths(cfg, yaw, np.broadcast_to(left, (len(pos), 2)))
         needed = width[i] + width + margin[i] + margin + LANE_SLACK
         met = ((ahead > 0.0) & (ahead < LANE_AHEAD) & (vel @ way < -LANE_ONCOMING)
-               & (np.abs(side) < needed) & np.isfinite(side))
+               & (np.abs(side) < needed + LANE_HOLD) & np.isfinite(side))
         met[i] = False
         if not met.any():
             continue
         j = np.flatnonzero(met)[np.argmin(ahead[met])]
         away = -1.0 if side[j] >= 0.0 else 1.0  # to the right of one straight ahead
-        lateral = min(LANE_GAIN * (needed[j] - abs(side[j])), speed[i])
-        forward = np.sqrt(max(speed[i] ** 2 - lateral ** 2, 0.0))
+        # The sideways part replaces the preferred velocity's own (pass_on_right's drift would
+        # push on into the wall's margin): it holds the centre lines LANE_SLACK beyond
+        # ``needed`` apart.
+        missing = needed[j] - abs(side[j])
+        lateral = float(np.clip(LANE_GAIN * missing, -speed[i], speed[i]))
+        forward = min(max(prefs[i] @ way, 0.0), np.sqrt(max(speed[i] ** 2 - lateral ** 2, 0.0)))
+        if missing > 0.0:
+            # Not beside each other yet: slower as the bodies near, stepping aside first.
+            gap = ahead[j] - width_along(cfg, yaw, way, i, j)
+            forward = min(forward, max(LANE_GAIN * gap, 0.0))
         prefs[i] = forward * way + away * lateral * left
         ways[i] = way
     return prefs, ways

@@ -145,7 +145,7 @@ def single_file(points, grid, radius, half_width=None):
     p = points[k] + t * (s - arc[k])[:, None]
     big = 2.0 * radius
     wide = 4.0 * (radius if half_width is None else min(half_width, radius))
-    across = _width(grid, p, t, wide)
+    across = free_width(grid, p, t, wide)
     narrow = (across < wide) & grid.inside(p)
     field = (grid.distance_cells() - 0.5) * grid.resolution    # [m] to an obstacle's edge
     passages = []
@@ -157,7 +157,7 @@ def single_file(points, grid, radius, half_width=None):
     return passages
 
 
-def _width(grid, p, t, limit):
+def free_width(grid, p, t, limit):
     """
     Return (S,) [m] the free width across the route at samples p (S, 2), tangents t (S, 2).
 
