@@ -338,11 +338,12 @@ def test_launch_file_builds_where_launch_ros_is_installed():
 #   an oblique wall only the scans show: test_scan_world.py::
 #       test_a_wall_only_the_scans_show_is_never_touched (and test_node_world.py, the node)
 #
-# The five runs start together at this module's first test, two at a time: each is three
+# The six runs start together at this module's first test, two at a time: each is three
 # processes (demo, simulator, node) mostly waiting on real time (about a quarter of a core
 # each run), so two fit beside the other tests without starving the 10 Hz control loop. Each
 # run has its own domain.
-DOMAIN_IDS = {'default': 46, 'attach': 47, 'two_rooms': 36, 'mixed': 30, 'cart_door': 48}
+DOMAIN_IDS = {'default': 46, 'attach': 47, 'two_rooms': 36, 'mixed': 30, 'cart_door': 48,
+              'cart_aisle': 49}
 
 
 def _env(**extra):
@@ -410,11 +411,14 @@ def _scenario_run(tmp_path, scenario, drive, domain_id):
 
 
 # name -> (the test that reads it, what runs it), the longest first (alone here: cart_door 50 s,
-# two_rooms 27 s, attach about 25 s, mixed 23 s, default 21 s).
+# cart_aisle 30 s, two_rooms 27 s, attach about 25 s, mixed 23 s, default 21 s).
 E2E_RUNS = {
     'cart_door': ('test_carts_pass_a_door_they_fit_turned_end_to_end_over_dds',
                   lambda tmp: _scenario_run(tmp, 'cart_door', 'holonomic',
                                             DOMAIN_IDS['cart_door'])),
+    'cart_aisle': ('test_carts_pass_side_by_side_in_an_aisle_end_to_end_over_dds',
+                   lambda tmp: _scenario_run(tmp, 'cart_aisle', 'holonomic',
+                                             DOMAIN_IDS['cart_aisle'])),
     'two_rooms': ('test_a_map_scenario_runs_end_to_end_over_dds',
                   lambda tmp: _scenario_run(tmp, 'two_rooms', 'holonomic',
                                             DOMAIN_IDS['two_rooms'])),
@@ -505,6 +509,14 @@ def test_carts_pass_a_door_they_fit_turned_end_to_end_over_dds(end_to_end):
     result, m, out = end_to_end['cart_door'].result()
     assert not _all_arrived(result, m, out), _all_arrived(result, m, out)
     assert m['scenario'] == 'cart_door' and m['drive'] == 'holonomic'
+
+
+@pytest.mark.slow
+def test_carts_pass_side_by_side_in_an_aisle_end_to_end_over_dds(end_to_end):
+    """cart_aisle: two 0.9 x 0.6 m carts meet head-on in a 1.5 m aisle; no contact."""
+    result, m, out = end_to_end['cart_aisle'].result()
+    assert not _all_arrived(result, m, out), _all_arrived(result, m, out)
+    assert m['scenario'] == 'cart_aisle' and m['drive'] == 'holonomic'
 
 
 CART = [[0.45, 0.3], [-0.45, 0.3], [-0.45, -0.3], [0.45, -0.3]]   # 0.9 x 0.6 m
