@@ -25,6 +25,7 @@ walls bound the step aside as always.
 """
 
 import numpy as np
+from scipy.spatial import cKDTree
 
 from .commands import aligning
 
@@ -41,27 +42,20 @@ LANE_SLACK = 0.02
 LANE_HOLD = 0.1
 
 
-def half_widths(cfg, yaw, across):
+def half_width(cfg, yaw, across, k):
     """
-    Return (N,) [m] how far each robot reaches from its centre along unit ``across`` (N, 2).
+    Return [m] how far robot k reaches from its centre along unit ``across`` (2,).
 
-    Its footprint placed at yaw (N,) [rad] plus its padding, or its radius (a disc).
+    Its footprint placed at yaw[k] [rad] plus its padding, or its radius (a disc).
     """
-    out = np.asarray(cfg.radius, dtype=float).copy()
-    for k, polygon in enumerate(cfg.footprint):
-        if polygon is not None:
-            p = np.asarray(polygon, dtype=float)
-            c, s = np.cos(yaw[k]), np.sin(yaw[k])
-            turned = np.stack([c * p[:, 0] - s * p[:, 1], s * p[:, 0] + c * p[:, 1]], axis=1)
-            out[k] = float(np.abs(turned @ across[k]).max()) + cfg.footprint_padding
-    return out
-
-
-def width_along(cfg, yaw, way, i, j):
-    """Return [m] how far robots i and j reach toward each other along unit ``way`` (2,)."""
-    along = np.broadcast_to(way, (len(yaw), 2))
-    reach = half_widths(cfg, yaw, along)
-    return reach[i] + reach[j]
+    polygon = cfg.footprint[k]
+    if polygon is None:
+        return float(cfg.radius[k])
+    p = np.asarray(polygon, dtype=float)
+    c, s = np.cos(yaw[k]), np.sin(yaw[k])
+    x = c * p[:, 0] - s * p[:, 1]
+    y = s * p[:, 0] + c * p[:, 1]
+    return float(np.abs(x * across[0] + y * across[1]).max()) + cfg.footprint_padding
 
 
 def step_aside(cfg, pos, vel, yaw, prefs, margin, free, route_ways=None):
@@ -75,43 +69,59 @@ def step_aside(cfg, pos, vel, yaw, prefs, margin, free, route_ways=None):
     route_ways : (C, 2) unit directions of the routes where the robots are (NaN: none), or
     None. The way is the route's where it goes within 60 degrees of the preferred velocity
     (an aisle's axis: sides are measured across it and the long axis kept along it), else
-    the preferred velocity's.
+    the preferred velocity's. Each robot looks at the robots within its reach only (the discs
+    that hold them bound the widths), so a large fleet costs little.
     """
     c = len(prefs)
     prefs = np.array(prefs, dtype=float)
     ways = np.full((c, 2), np.nan)
     speed = np.hypot(prefs[:, 0], prefs[:, 1])
-    for i in np.flatnonzero(aligning(cfg)[:c] & free & (speed > 1e-6)):
+    radius = np.asarray(cfg.radius, dtype=float) + cfg.footprint_padding
+    movers = np.flatnonzero(aligning(cfg)[:c] & free & (speed > 1e-6))
+    known = np.flatnonzero(np.isfinite(pos).all(axis=1))
+    if not len(movers) or len(known) < 2:
+        return prefs, ways
+    tree = cKDTree(pos[known])
+    # Every robot ahead within LANE_AHEAD and beside within the discs' bound.
+    look = LANE_AHEAD + 2.0 * (radius.max() + np.max(margin)) + LANE_SLACK + LANE_HOLD
+    for i in movers:
+        if not np.isfinite(pos[i]).all():
+            continue
         way = prefs[i] / speed[i]
         if route_ways is not None and np.isfinite(route_ways[i]).all() and (
                 route_ways[i] @ way > 0.5):
             way = route_ways[i]
         left = np.array([-way[1], way[0]])
-        rel = pos - pos[i]
+        nearby = known[tree.query_ball_point(pos[i], look)]
+        rel = pos[nearby] - pos[i]
         ahead = rel @ way
         side = rel @ left
-        width = half_widths(cfg, yaw, np.broadcast_to(left, (len(pos), 2)))
-        needed = width[i] + width + margin[i] + margin + LANE_SLACK
-        met = ((ahead > 0.0) & (ahead < LANE_AHEAD) & (vel @ way < -LANE_ONCOMING)
-               & (np.abs(side) < needed + LANE_HOLD) & np.isfinite(side))
-        met[i] = False
-        if not met.any():
+        bound = radius[i] + radius[nearby] + margin[i] + margin[nearby] + LANE_SLACK + LANE_HOLD
+        near = ((ahead > 0.0) & (ahead < LANE_AHEAD) & (vel[nearby] @ way < -LANE_ONCOMING)
+                & (np.abs(side) < bound) & (nearby != i))
+        met = []
+        for k, a, lateral_k in zip(nearby[near], ahead[near], side[near]):
+            needed = (half_width(cfg, yaw, left, i) + half_width(cfg, yaw, left, k)
+                      + margin[i] + margin[k] + LANE_SLACK)
+            if abs(lateral_k) < needed + LANE_HOLD:
+                met.append((a, k, needed, lateral_k))
+        if not met:
             continue
-        j = np.flatnonzero(met)[np.argmin(ahead[met])]
-        away = -1.0 if side[j] >= 0.0 else 1.0  # to the right of one straight ahead
+        ahead_j, j, needed, side_j = min(met)
+        away = -1.0 if side_j >= 0.0 else 1.0  # to the right of one straight ahead
         # The sideways part replaces the preferred velocity's own (pass_on_right's drift would
         # push on into the wall's margin): it holds the centre lines LANE_SLACK beyond
         # ``needed`` apart.
-        missing = needed[j] - abs(side[j])
+        missing = needed - abs(side_j)
         lateral = float(np.clip(LANE_GAIN * missing, -speed[i], speed[i]))
         forward = min(max(prefs[i] @ way, 0.0), np.sqrt(max(speed[i] ** 2 - lateral ** 2, 0.0)))
         if missing > 0.0:
             # Not beside each other yet: slower as the bodies near, stepping aside first.
-            gap = ahead[j] - width_along(cfg, yaw, way, i, j)
+            gap = ahead_j - half_width(cfg, yaw, way, i) - half_width(cfg, yaw, way, j)
             forward = min(forward, max(LANE_GAIN * gap, 0.0))
         prefs[i] = forward * way + away * lateral * left
         ways[i] = way
     return prefs, ways
 
 
-__all__ = ['step_aside', 'half_widths']
+__all__ = ['step_aside', 'half_width']
