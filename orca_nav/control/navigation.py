@@ -156,13 +156,16 @@ class Navigator:
         """
         if self.footprints is None:
             return self.true_radius
-        out = self.true_radius.copy()
-        for i, polygon in enumerate(self.footprints):
-            if polygon is not None:
-                polygon = np.asarray(polygon, dtype=float)
-                padding = self.true_radius[i] - float(np.hypot(*polygon.T).max())
-                out[i] = float(np.abs(polygon[:, 1]).max()) + max(padding, 0.0)
-        return out
+        return np.array([self._half_width(i) for i in range(len(self.true_radius))])
+
+    def _half_width(self, i):
+        """Return [m] robot i's ``_sight_radius``: half its width (+ padding), or its disc."""
+        polygon = None if self.footprints is None else self.footprints[i]
+        if polygon is None:
+            return float(self.true_radius[i])
+        polygon = np.asarray(polygon, dtype=float)
+        padding = self.true_radius[i] - float(np.hypot(*polygon.T).max())
+        return float(np.abs(polygon[:, 1]).max()) + max(padding, 0.0)
 
     def route_ways(self):
         """Return (C, 2) unit directions of the route segments the robots are on (NaN: none)."""
@@ -239,7 +242,7 @@ class Navigator:
         # steps aside, control/lanes.py); a differential one cannot: it queues as its disc.
         self.queues.route_changed(i, points, None if self.model is None else self.model.grid,
                                   self.true_radius[i],
-                                  None if self.corners.turns[i] else self._sight_radius()[i])
+                                  None if self.corners.turns[i] else self._half_width(i))
 
     def _replan(self, mask, force=False):
         """
