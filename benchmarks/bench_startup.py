@@ -48,6 +48,9 @@ NODE_RATE = 10.0         # [Hz]
 RATE_SHARE = 0.8         # of the node's periods a robot must be commanded in, each second
 SAMPLED = 20             # robots sampled at most (every K-th of the fleet)
 TIMEOUT = 240.0          # [s] a run gives up
+# [s] watched at the node's rate before a run ends: a fleet of over 100 robots gets its
+# cancel, plan, priority, status and route topics after the first commands, meanwhile.
+HOLD = 10.0
 LOAD_HEAD_START = 4.0    # [s] the load runs before the node starts (imports, publishers)
 HOG = [sys.executable, '-c', 'while 1: pass']
 # Per fleet size: odometry rate per robot [Hz] and extra node parameters (as make bench's
@@ -134,8 +137,8 @@ def run(n, cache, install=None, hog=False, ctrl_c=None, timeout=TIMEOUT, show_lo
                     result['exit_s'] = math.inf
                 break
             at_rate = rate_since(heard, start)
-            if at_rate is not None and time.monotonic() - start > at_rate + 2.0:
-                break  # two whole seconds at the rate seen
+            if at_rate is not None and time.monotonic() - start > at_rate + HOLD:
+                break  # HOLD seconds at the rate seen
     finally:
         for proc in (load, hog_proc):
             if proc is not None:
@@ -168,6 +171,7 @@ def run(n, cache, install=None, hog=False, ctrl_c=None, timeout=TIMEOUT, show_lo
         all_driving_s=(round(max(known), 2) if len(known) == len(firsts) else None),
         at_rate_s=_round(rate_since(heard, start)),
         compiled=_compiled(log), said_compiling='compiling the numba kernels' in log,
+        all_topics_s=_logged_at(log, 'route topics of all', start_wall),
         numba_cache_dir=env.get('NUMBA_CACHE_DIR', '(unset: beside the modules)'))
     if cold_dir is not None:
         subprocess.run(['rm', '-rf', cold_dir])
@@ -180,7 +184,8 @@ def rate_since(heard, start):
 
     From the moment every sampled robot has had a driving command, each whole second that
     follows (up to the last command heard) must hold at least RATE_SHARE of the node's
-    periods for every robot; None before two such seconds have passed.
+    periods for every robot: the end of the last second that did not, or that moment; None
+    before two such seconds have passed.
     """
     firsts = [next((t for t, driving in cmds if driving), None) for cmds in heard.values()]
     if not firsts or any(t is None for t in firsts):
@@ -190,12 +195,12 @@ def rate_since(heard, start):
     if end - t0 < 2.0:
         return None
     need = RATE_SHARE * NODE_RATE
-    seconds = int(end - t0)
-    for k in range(seconds):
+    since = t0
+    for k in range(int(end - t0)):
         lo, hi = t0 + k, t0 + k + 1.0
         if any(sum(lo <= t < hi for t, _ in cmds) < need for cmds in heard.values()):
-            return None  # a slow second after every robot was driven: not at its rate yet
-    return t0 - start
+            since = hi  # a slow second after every robot was driven: not at its rate yet
+    return since - start if end - since >= 2.0 else None
 
 
 def _round(value):
@@ -207,6 +212,15 @@ def _compiled(log):
     for line in log.splitlines():
         if 'numba kernels compiled in' in line:
             return float(line.split('compiled in')[1].split('s')[0])
+    return None
+
+
+def _logged_at(log, text, start_wall):
+    """Return when [s after start_wall] the node logged a line with text, or None."""
+    for line in log.splitlines():
+        stamp = re.search(r'\] \[([0-9]+\.[0-9]+)\]', line)
+        if text in line and stamp:
+            return round(float(stamp.group(1)) - start_wall, 2)
     return None
 
 

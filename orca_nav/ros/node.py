@@ -32,6 +32,11 @@ from rclpy.node import Node
 from rclpy.serialization import deserialize_message
 from std_msgs.msg import Empty, Float64, String
 
+# A fleet larger than this gets its cancel, plan, priority, status and route topics after its
+# first ticks' commands, in a share of each period (OrcaNavNode.make_extras).
+EXTRAS_AT_ONCE = 100
+EXTRAS_SHARE = 0.3
+EXTRAS_WAIT = 5.0  # [s] after the first tick, or once every robot has sent odometry
 WARN_THROTTLE = 2.0         # [s] between two warnings of one robot about one field
 # Parameters the map is read with: a runtime change reads the newest map again.
 MAP_PARAMS = ('global_frame', 'occupied_threshold', 'unknown_is_free', 'max_map_cells')
@@ -63,19 +68,19 @@ class OrcaNavNode(Node):
                                                  self.intake.scans)
         self.goals_received = self.goals_rejected = self.goals_cancelled = 0
         self.maps_rejected = self.paths_rejected = 0
+        # What a robot needs to drive first (odometry: the intake; goals; cmd_vel): DDS
+        # announces endpoints in the order they are made, and the other processes match each
+        # with their own; see make_extras for the rest.
         for i, robot in enumerate(names[:c]):
-            def topic(name, robot=robot):
-                return P.robot_topic(p.robots_namespace, robot, name)
-            self.create_subscription(PoseStamped, topic(p.goal_topic),
+            self.create_subscription(PoseStamped, self._topic(robot, p.goal_topic),
                                      self._goal_callback(i), RELIABLE_QOS, raw=True)
-            self.create_subscription(Empty, topic(p.cancel_topic),
-                                     self._cancel_callback(i), RELIABLE_QOS)
-            self.create_subscription(Path, topic(p.plan_topic),
-                                     self._path_callback(i), RELIABLE_QOS)
-            self.create_subscription(Float64, topic(p.priority_topic),
-                                     self._priority_callback(i), RELIABLE_QOS)
         self.create_subscription(OccupancyGrid, p.map_topic, self.on_map, LATCHED_QOS)
         self.outputs = FleetOutputs(self, self.settings)  # cmd_vel, status, routes, markers
+        self.extras_pending = list(range(c))  # robots whose make_extras is still to come
+        self._extras_started = None            # monotonic time of the first make_extras
+        self._first_tick = None                # monotonic time of the first tick
+        if c <= EXTRAS_AT_ONCE:
+            self.make_extras()
         self._stats_pub = self.create_publisher(String, '~/tick_stats', 10)
         self._diagnostics_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
         self.monitor = TickMonitor(1.0 / p.rate)
@@ -90,6 +95,41 @@ class OrcaNavNode(Node):
         self._watch_timer = self.create_timer(WATCH_PERIOD, self.watch.check,
                                               clock=Clock(clock_type=ClockType.STEADY_TIME))
         self.unused_parameters = log_start(self)
+
+    def _topic(self, robot, name):
+        return P.robot_topic(self.settings.params.robots_namespace, robot, name)
+
+    def make_extras(self, budget=None):
+        """
+        Make the cancel, plan and priority subscriptions and the status and route publishers.
+
+        Of every robot still without them, or of as many as ``budget`` [s] allows (one at
+        least). A fleet of up to EXTRAS_AT_ONCE robots gets them in the constructor; a larger
+        one after its first ticks' commands, a share of each period (EXTRAS_SHARE): each of its
+        processes has to match every new endpoint with its own, and 5000 of them at once
+        beside a busy CPU held the first commands of 1000 robots back by 10 s.
+        """
+        p, names = self.settings.params, self.settings.names
+        start = time.monotonic()
+        if self._extras_started is None:
+            self._extras_started = start
+        rows = []
+        while self.extras_pending and (budget is None or not rows
+                                       or time.monotonic() - start < budget):
+            i = self.extras_pending.pop(0)
+            robot = names[i]
+            self.create_subscription(Empty, self._topic(robot, p.cancel_topic),
+                                     self._cancel_callback(i), RELIABLE_QOS)
+            self.create_subscription(Path, self._topic(robot, p.plan_topic),
+                                     self._path_callback(i), RELIABLE_QOS)
+            self.create_subscription(Float64, self._topic(robot, p.priority_topic),
+                                     self._priority_callback(i), RELIABLE_QOS)
+            self.outputs.add([i])
+            rows.append(i)
+        if budget is not None and not self.extras_pending:
+            self.get_logger().info(
+                f'cancel, plan, priority, status and route topics of all {len(names)} robots '
+                f'made in {time.monotonic() - self._extras_started:.1f} s after their commands')
 
     def _on_set_parameters(self, parameters):
         """Validate the whole parameter set with the new values; apply all or nothing."""
@@ -241,6 +281,16 @@ class OrcaNavNode(Node):
             self._stats_pub.publish(String(data=json.dumps(stats)))
             self._diagnostics_pub.publish(messages.diagnostics(
                 self.get_fully_qualified_name(), stats, self.get_clock().now().to_msg()))
+        if self.extras_pending and self._extras_due():  # after the commands and the timing
+            self.make_extras(EXTRAS_SHARE / self.settings.params.rate)
+
+    def _extras_due(self):
+        """Return True once every robot has sent odometry, or EXTRAS_WAIT after the first tick."""
+        now = time.monotonic()
+        if self._first_tick is None:
+            self._first_tick = now
+        return (now - self._first_tick >= EXTRAS_WAIT
+                or self.odometry.inputs.has_pose[:self.settings.n_controlled].all())
 
     def _step(self, now_ns):
         """Read the newest inputs, run the controller's step, publish what it decided."""

@@ -54,10 +54,13 @@ class FleetOutputs:
         command_type = type(messages.new_command(p.cmd_vel_stamped))
         self._cmd = [node.create_publisher(command_type, topic(r, p.cmd_vel_topic),
                                            RELIABLE_QOS) for r in robots]
-        self._status = [node.create_publisher(String, topic(r, p.status_topic), LATCHED_QOS)
-                        for r in robots]
-        self._route = [node.create_publisher(Path, topic(r, p.route_topic), LATCHED_QOS)
-                       for r in robots]
+        self._topic = topic
+        self._status_topic, self._route_topic = p.status_topic, p.route_topic
+        # Status and route publishers are made by add(): the node makes a large fleet's over
+        # its first ticks, after every robot's commands (see OrcaNavNode.make_extras).
+        self._status = [None] * c
+        self._route = [None] * c
+        self._added = np.zeros(c, bool)
         self._markers = node.create_publisher(MarkerArray, '~/markers', 1)
         self._tracks = (node.create_publisher(String, '~/tracks', 10)
                         if settings.fleet.people is not None else None)
@@ -68,7 +71,20 @@ class FleetOutputs:
         self._route_versions = np.full(c, -1, np.int64)
         self._route_markers = {}  # robot -> (route version, its LINE_STRIP marker)
         self._groups = P.per_robot(settings.values, settings.names, 'avoidance_group')
-        self._starting_sent = False  # the status 'starting' is out (FleetOutputs.starting)
+        self._starting_sent = None  # the reason of the status 'starting' sent (starting())
+
+    def add(self, rows):
+        """Make the status and route publishers of the commanded robots ``rows``."""
+        for i in rows:
+            robot = self._names[i]
+            self._status[i] = self._node.create_publisher(
+                String, self._topic(robot, self._status_topic), LATCHED_QOS)
+            self._route[i] = self._node.create_publisher(
+                Path, self._topic(robot, self._route_topic), LATCHED_QOS)
+            self._added[i] = True
+            if self._starting_sent is not None and self.states[i] is None:
+                self._status[i].publish(messages.status_message(
+                    robot, STARTING, reason=self._starting_sent))
 
     def reconfigure(self, settings):
         """
@@ -115,10 +131,11 @@ class FleetOutputs:
 
     def status(self, result):
         """Publish the status of every robot whose state (or priority, lock) changed (latched)."""
+        self._starting_sent = None  # started: a robot added from now on gets its state
         give_way = np.column_stack([result.priority, result.locked])
         changed = (give_way != self._give_way).any(axis=1)
         for i, state in enumerate(result.states):
-            if state != self.states[i] or changed[i]:
+            if self._added[i] and (state != self.states[i] or changed[i]):
                 self.states[i] = state
                 self._give_way[i] = give_way[i]
                 goal = result.goals[i] if result.has_goal[i] else None
@@ -134,8 +151,9 @@ class FleetOutputs:
 
         The states are forgotten, so that each robot's next state is published again.
         """
-        for i, pub in enumerate(self._status):
-            pub.publish(messages.status_message(self._names[i], NO_CLOCK, reason=reason))
+        for i in np.flatnonzero(self._added):
+            self._status[i].publish(messages.status_message(self._names[i], NO_CLOCK,
+                                                            reason=reason))
         self.states = [None] * len(self.states)
 
     def starting(self, reason):
@@ -146,16 +164,17 @@ class FleetOutputs:
         state after is published.
         """
         self.commands(np.zeros((len(self._cmd), 3)))
-        if self._starting_sent:
+        if self._starting_sent is not None:
             return
-        self._starting_sent = True
-        for i, pub in enumerate(self._status):
-            pub.publish(messages.status_message(self._names[i], STARTING, reason=reason))
+        self._starting_sent = reason
+        for i in np.flatnonzero(self._added):
+            self._status[i].publish(messages.status_message(self._names[i], STARTING,
+                                                            reason=reason))
         self.states = [None] * len(self.states)
 
     def routes(self, routes):
         """Publish routes that changed (an empty Path: no route), ROUTES_PER_TICK at most."""
-        changed = np.flatnonzero(routes.version != self._route_versions)
+        changed = np.flatnonzero((routes.version != self._route_versions) & self._added)
         for i in changed[:ROUTES_PER_TICK]:
             self._route_versions[i] = routes.version[i]
             points = routes.points[i] if routes.routed[i] else np.zeros((0, 2))
