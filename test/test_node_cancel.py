@@ -119,11 +119,12 @@ def test_a_large_fleet_drives_before_its_other_topics_exist(context, monkeypatch
     """
     Over EXTRAS_AT_ONCE robots, the node makes odometry, goal and cmd_vel topics first.
 
-    The cancel, plan, priority, status and route topics follow after the ticks' commands once
-    every robot has sent odometry (1000 robots beside a busy CPU: the first commands 10 s
-    sooner, benchmarks/bench_startup.py); then they work as in a small fleet.
+    The cancel, plan, priority, status and route topics follow once every robot has sent
+    odometry (1000 robots beside a busy CPU: the first commands about 10 s sooner,
+    benchmarks/bench_startup.py); then they work as in a small fleet.
     """
     monkeypatch.setattr(node_module, 'EXTRAS_AT_ONCE', 1)
+    monkeypatch.setattr(node_module, 'EXTRAS_WAIT', 3600.0)  # only odometry makes them
     rig = Rig(context, cancel_matched=False)
     try:
         assert rig.node.extras_pending == [0, 1]
@@ -133,7 +134,7 @@ def test_a_large_fleet_drives_before_its_other_topics_exist(context, monkeypatch
         rig.spin_until(lambda: rig.node.goals_received == 2)
         speeds = rig.tick()
         assert all(s > 0.1 for s in speeds.values()), speeds  # driving without the rest
-        rig.spin_until(lambda: not rig.node.extras_pending)  # made after that tick
+        rig.spin_until(lambda: not rig.node.extras_pending)  # every robot has odometry
         rig.spin_until(lambda: all(p.get_subscription_count() for p in rig.cancel.values()))
         rig.tick()
         rig.spin_until(lambda: len(rig.status) == 2)  # every state, once it could be published
@@ -143,5 +144,19 @@ def test_a_large_fleet_drives_before_its_other_topics_exist(context, monkeypatch
         speeds = rig.tick()
         assert speeds['r1'] == 0.0 and speeds['r2'] > 0.1, speeds
         assert (rig.state('r1'), rig.state('r2')) == ('idle', 'active')
+    finally:
+        rig.close()
+
+
+def test_a_large_fleet_gets_its_other_topics_without_odometry_too(context, monkeypatch):
+    """Robots that send no odometry get them EXTRAS_WAIT after the node was built."""
+    monkeypatch.setattr(node_module, 'EXTRAS_AT_ONCE', 1)
+    monkeypatch.setattr(node_module, 'EXTRAS_WAIT', 0.5)
+    rig = Rig(context, cancel_matched=False)
+    try:
+        rig.spin_until(lambda: all(p.get_subscription_count() for p in rig.cancel.values()))
+        rig.tick()
+        rig.spin_until(lambda: len(rig.status) == 2)
+        assert rig.node.extras_pending == []
     finally:
         rig.close()

@@ -33,10 +33,10 @@ from rclpy.serialization import deserialize_message
 from std_msgs.msg import Empty, Float64, String
 
 # A fleet larger than this gets its cancel, plan, priority, status and route topics after its
-# first ticks' commands, in a share of each period (OrcaNavNode.make_extras).
+# odometry, goal and cmd_vel topics, in a share of each period (OrcaNavNode.make_extras).
 EXTRAS_AT_ONCE = 100
 EXTRAS_SHARE = 0.3
-EXTRAS_WAIT = 5.0  # [s] after the first tick, or once every robot has sent odometry
+EXTRAS_WAIT = 5.0  # [s] after the node was built, or once every robot has sent odometry
 WARN_THROTTLE = 2.0         # [s] between two warnings of one robot about one field
 # Parameters the map is read with: a runtime change reads the newest map again.
 MAP_PARAMS = ('global_frame', 'occupied_threshold', 'unknown_is_free', 'max_map_cells')
@@ -78,7 +78,6 @@ class OrcaNavNode(Node):
         self.outputs = FleetOutputs(self, self.settings)  # cmd_vel, status, routes, markers
         self.extras_pending = list(range(c))  # robots whose make_extras is still to come
         self._extras_started = None            # monotonic time of the first make_extras
-        self._first_tick = None                # monotonic time of the first tick
         if c <= EXTRAS_AT_ONCE:
             self.make_extras()
         self._stats_pub = self.create_publisher(String, '~/tick_stats', 10)
@@ -94,6 +93,10 @@ class OrcaNavNode(Node):
         self.watch = NodeWatch(self, self.outputs, self.stop_all)  # on wall time, see its doc
         self._watch_timer = self.create_timer(WATCH_PERIOD, self.watch.check,
                                               clock=Clock(clock_type=ClockType.STEADY_TIME))
+        self._extras_timer = (self.create_timer(1.0 / p.rate, self._make_extras_step,
+                                                clock=Clock(clock_type=ClockType.STEADY_TIME))
+                              if self.extras_pending else None)
+        self._built = time.monotonic()
         self.unused_parameters = log_start(self)
 
     def _topic(self, robot, name):
@@ -105,16 +108,17 @@ class OrcaNavNode(Node):
 
         Of every robot still without them, or of as many as ``budget`` [s] allows (one at
         least). A fleet of up to EXTRAS_AT_ONCE robots gets them in the constructor; a larger
-        one after its first ticks' commands, a share of each period (EXTRAS_SHARE): each of its
-        processes has to match every new endpoint with its own, and 5000 of them at once
-        beside a busy CPU held the first commands of 1000 robots back by 10 s.
+        one on a timer once its robots have sent odometry, a share of each period
+        (EXTRAS_SHARE): every process of the fleet matches each new endpoint with its own,
+        and 5000 of them at once beside a busy CPU held the first commands of 1000 robots
+        back by about 10 s.
         """
         p, names = self.settings.params, self.settings.names
         start = time.monotonic()
         if self._extras_started is None:
             self._extras_started = start
-        rows = []
-        while self.extras_pending and (budget is None or not rows
+        made = 0
+        while self.extras_pending and (budget is None or not made
                                        or time.monotonic() - start < budget):
             i = self.extras_pending.pop(0)
             robot = names[i]
@@ -125,11 +129,12 @@ class OrcaNavNode(Node):
             self.create_subscription(Float64, self._topic(robot, p.priority_topic),
                                      self._priority_callback(i), RELIABLE_QOS)
             self.outputs.add([i])
-            rows.append(i)
+            made += 1
         if budget is not None and not self.extras_pending:
             self.get_logger().info(
                 f'cancel, plan, priority, status and route topics of all {len(names)} robots '
-                f'made in {time.monotonic() - self._extras_started:.1f} s after their commands')
+                f'made in {time.monotonic() - self._extras_started:.1f} s, after their '
+                'odometry, goal and cmd_vel topics')
 
     def _on_set_parameters(self, parameters):
         """Validate the whole parameter set with the new values; apply all or nothing."""
@@ -281,16 +286,20 @@ class OrcaNavNode(Node):
             self._stats_pub.publish(String(data=json.dumps(stats)))
             self._diagnostics_pub.publish(messages.diagnostics(
                 self.get_fully_qualified_name(), stats, self.get_clock().now().to_msg()))
-        if self.extras_pending and self._extras_due():  # after the commands and the timing
-            self.make_extras(EXTRAS_SHARE / self.settings.params.rate)
 
-    def _extras_due(self):
-        """Return True once every robot has sent odometry, or EXTRAS_WAIT after the first tick."""
-        now = time.monotonic()
-        if self._first_tick is None:
-            self._first_tick = now
-        return (now - self._first_tick >= EXTRAS_WAIT
-                or self.odometry.inputs.has_pose[:self.settings.n_controlled].all())
+    def _make_extras_step(self):
+        """
+        Extras timer (steady time, the node's rate): make_extras in a share of the period.
+
+        Once every robot has sent odometry, or EXTRAS_WAIT after the node was built (without
+        odometry, or without /clock: the status says why then too).
+        """
+        if (time.monotonic() - self._built < EXTRAS_WAIT
+                and not self.odometry.inputs.has_pose[:self.settings.n_controlled].all()):
+            return
+        self.make_extras(EXTRAS_SHARE / self.settings.params.rate)
+        if not self.extras_pending:
+            self._extras_timer.cancel()
 
     def _step(self, now_ns):
         """Read the newest inputs, run the controller's step, publish what it decided."""

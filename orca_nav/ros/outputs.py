@@ -71,7 +71,8 @@ class FleetOutputs:
         self._route_versions = np.full(c, -1, np.int64)
         self._route_markers = {}  # robot -> (route version, its LINE_STRIP marker)
         self._groups = P.per_robot(settings.values, settings.names, 'avoidance_group')
-        self._starting_sent = None  # the reason of the status 'starting' sent (starting())
+        self._starting_sent = False  # the status 'starting' is out (FleetOutputs.starting)
+        self._held = None  # (state, reason): 'starting' or 'no_clock', until a tick's states
 
     def add(self, rows):
         """Make the status and route publishers of the commanded robots ``rows``."""
@@ -82,9 +83,9 @@ class FleetOutputs:
             self._route[i] = self._node.create_publisher(
                 Path, self._topic(robot, self._route_topic), LATCHED_QOS)
             self._added[i] = True
-            if self._starting_sent is not None and self.states[i] is None:
-                self._status[i].publish(messages.status_message(
-                    robot, STARTING, reason=self._starting_sent))
+            if self._held is not None:  # the status the others were given meanwhile
+                self._status[i].publish(messages.status_message(robot, self._held[0],
+                                                                reason=self._held[1]))
 
     def reconfigure(self, settings):
         """
@@ -131,7 +132,7 @@ class FleetOutputs:
 
     def status(self, result):
         """Publish the status of every robot whose state (or priority, lock) changed (latched)."""
-        self._starting_sent = None  # started: a robot added from now on gets its state
+        self._held = None  # a robot added from now on gets its state
         give_way = np.column_stack([result.priority, result.locked])
         changed = (give_way != self._give_way).any(axis=1)
         for i, state in enumerate(result.states):
@@ -151,9 +152,10 @@ class FleetOutputs:
 
         The states are forgotten, so that each robot's next state is published again.
         """
+        self._held = (NO_CLOCK, reason)
         for i in np.flatnonzero(self._added):
-            self._status[i].publish(messages.status_message(self._names[i], NO_CLOCK,
-                                                            reason=reason))
+            self._status[i].publish(messages.status_message(
+                self._names[i], self._held[0], reason=self._held[1]))
         self.states = [None] * len(self.states)
 
     def starting(self, reason):
@@ -164,12 +166,13 @@ class FleetOutputs:
         state after is published.
         """
         self.commands(np.zeros((len(self._cmd), 3)))
-        if self._starting_sent is not None:
+        if self._starting_sent:
             return
-        self._starting_sent = reason
+        self._starting_sent = True
+        self._held = (STARTING, reason)
         for i in np.flatnonzero(self._added):
-            self._status[i].publish(messages.status_message(self._names[i], STARTING,
-                                                            reason=reason))
+            self._status[i].publish(messages.status_message(
+                self._names[i], self._held[0], reason=self._held[1]))
         self.states = [None] * len(self.states)
 
     def routes(self, routes):
