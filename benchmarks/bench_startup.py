@@ -18,9 +18,12 @@ fleet) over real DDS on loopback and prints, from the node's start: the first co
 (zero commands included: the node is built and its publishers matched), the first driving
 (non-zero) command of any sampled robot, the moment every sampled robot had one, and the
 moment from which every sampled robot was commanded at the node's rate (at least
-``RATE_SHARE`` of its periods in each second after). ``--cache cold`` gives the node a new,
-empty NUMBA_CACHE_DIR (a fresh clone, a new install, an edit); ``warm`` the environment as it
-is (after ``make``'s set-up, or the colcon build, which fill the cache). ``--hog`` runs a
+``RATE_SHARE`` of its periods in each second after, watched for ``HOLD`` seconds), and when
+the node said that every robot's cancel, plan, priority, status and route topics were made
+(``all_topics_s``: a fleet of over 100 robots gets them after its first commands).
+``--cache cold`` gives the node a new, empty NUMBA_CACHE_DIR (a fresh clone, a new install,
+an edit); ``warm`` the environment as it is (after ``make``'s set-up, or the colcon build,
+which fill the cache). ``--hog`` runs a
 busy loop of one core beside it. ``--ctrl-c S`` sends SIGINT S seconds after the start and
 prints how long the node took to exit, and its exit code. ``--log`` prints the node's log
 after each run, every line with the seconds since the node's start.
@@ -50,7 +53,7 @@ SAMPLED = 20             # robots sampled at most (every K-th of the fleet)
 TIMEOUT = 240.0          # [s] a run gives up
 # [s] watched at the node's rate before a run ends: a fleet of over 100 robots gets its
 # cancel, plan, priority, status and route topics after the first commands, meanwhile.
-HOLD = 10.0
+HOLD = 15.0
 LOAD_HEAD_START = 4.0    # [s] the load runs before the node starts (imports, publishers)
 HOG = [sys.executable, '-c', 'while 1: pass']
 # Per fleet size: odometry rate per robot [Hz] and extra node parameters (as make bench's
