@@ -8,6 +8,7 @@ expect. ROS 2 ignores a parameter override that no declared parameter takes (a m
 a robot the node does not know) without a word: ``log_start`` says so, with the nearest name.
 """
 
+import gc
 import threading
 import time
 
@@ -28,6 +29,22 @@ THREAD_NAME = 'orca_nav_kernels'
 def compiling():
     """Whether a node's warm-up thread still runs in this process (an exit need not wait)."""
     return any(t.name == THREAD_NAME and t.is_alive() for t in threading.enumerate())
+
+
+def freeze_heap():
+    """
+    After a process froze its heap (``TickMonitor.take_over_gc``), freeze what came since.
+
+    The node's process freezes its start-up objects once the node is built, and runs a full
+    collection every 10 s. numba compiles on the kernels' thread, often after that: a cold
+    start of 1000 robots left about 590 000 objects, which every full collection then walked
+    (0.3-0.7 s each, every 10 s: a node of 1000 robots beside a busy CPU missed periods
+    for as long as it ran, docs/performance.md, start-up). Collected once first, on this
+    thread, while the ticks still command zero. Elsewhere (tests, scripts) nothing happens.
+    """
+    if gc.get_freeze_count():
+        gc.collect()
+        gc.freeze()
 
 
 class Kernels:
@@ -72,6 +89,7 @@ class Kernels:
             self._node.get_logger().error(f'compiling the numba kernels failed ({exc!r}); '
                                           'the first ticks compile them')
         self.seconds = time.monotonic() - self.started
+        freeze_heap()
         self._node.get_logger().debug(f'numba kernels ready in {self.seconds:.1f} s')
         self._ready.set()
 
