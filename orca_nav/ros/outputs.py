@@ -56,8 +56,8 @@ class FleetOutputs:
                                            RELIABLE_QOS) for r in robots]
         self._topic = topic
         self._status_topic, self._route_topic = p.status_topic, p.route_topic
-        # Status and route publishers are made by add(): the node makes a large fleet's over
-        # its first ticks, after every robot's commands (see OrcaNavNode.make_extras).
+        # Status and route publishers are made by add(): the node makes a large fleet's after
+        # every robot's odometry, goal and cmd_vel topics (see OrcaNavNode.make_extras).
         self._status = [None] * c
         self._route = [None] * c
         self._added = np.zeros(c, bool)
