@@ -341,3 +341,55 @@ def test_the_way_out_takes_no_overlap_of_the_bodies_that_a_margin_hides():
                                        1.0, 0.0, -1.0, 0.0, 0.0, 5.0, dt)
     assert np.hypot(vx, vy) <= 1.0 + 1e-9
     assert overlap(vx, vy) == 0.0, (vx, vy, overlap(vx, vy))
+
+
+def _goal_beside_standing_people(people, drive, seconds=40.0):
+    """
+    Drive a robot (node defaults) 4 m to a goal with people standing just beyond it.
+
+    Returns (distance left [m], closest gap to a person [m]).
+    """
+    values = params.defaults(['r'])
+    values.update(radius=0.3, max_speed=1.0, drive=drive)
+    assert params.validate(values) is None
+    settings = resolve(values)
+    ctrl = FleetController(settings.fleet, settings.navigation)
+    ctrl.set_goal(0, 0.0, 0.0)
+    people = np.asarray(people, dtype=float)
+    n = len(people)
+    world = World(rows_scenario(['r'], [(0.0, -4.0, np.pi / 2)], radii=0.3, drives=drive,
+                                walkers=[_standing(f'p{k}', *p) for k, p in enumerate(people)]))
+    commands = np.zeros((1 + n, 3))
+    period = settings.fleet.period
+    for k in range(int(seconds / period)):
+        t = k * period
+        x = world.poses[0]
+        inputs = FleetInputs.empty(1)
+        inputs.set_odometry(0, x=x[0], y=x[1], yaw=x[2], time=t, v_forward=commands[0, 0],
+                            v_left=commands[0, 1], yaw_rate=commands[0, 2])
+        inputs.set_people(people, np.zeros((n, 2)), 0.3, time=t)
+        commands[0] = ctrl.step(inputs, t).commands[0]
+        world.step(commands, period)
+        if np.hypot(*world.poses[0, :2]) <= 0.1:
+            break
+    return float(np.hypot(*world.poses[0, :2])), world.min_walker_gap
+
+
+@pytest.mark.parametrize('drive', ['differential', 'holonomic'])
+@pytest.mark.parametrize('people', [
+    [(0.0, 1.2), (-1.0, 0.8), (1.0, 0.8)],
+    [(0.3, 1.1), (-0.9, 0.6)],
+    [(0.0, 0.9), (0.9, 0.0)]], ids=['three_beyond', 'two_aside', 'beyond_and_beside'])
+def test_a_goal_beside_people_who_stand_is_reached(people, drive):
+    """
+    People stand 0.9-1.3 m beyond and beside the goal (a crowd that has stopped round it).
+
+    A differential robot's way out rolls each drive out for 5 s: every drive but standing
+    still met one of them within that (driving on past the goal), so it stood 0.2-0.5 m
+    short for good (CrowdNav's 20 humans: most of its timeouts). A person who stands is now
+    looked for only ``STANDING_LOOK`` into a roll-out (the robot can still stop before them):
+    it arrives, its body clear of theirs.
+    """
+    left, gap = _goal_beside_standing_people(people, drive)
+    assert left <= 0.1, f'{drive}: {left:.2f} m short'
+    assert gap > 0.0

@@ -233,6 +233,11 @@ PROGRESS_TIME = 1.5
 # first contact of a roll-out is judged at the reach plus this times the time ahead. What it
 # trades (collisions against timeouts on CrowdNav++, and the values tried): docs/core.md.
 PREDICTION_GROWTH = 0.1
+# [m/s] A neighbour slower than this stands: it is looked for only STANDING_LOOK [s] into a
+# roll-out (the robot can stop before it later; every drive but standing still meets one of
+# the people who stand round a goal within a 5 s roll-out).
+STANDING_SPEED = 0.1
+STANDING_LOOK = 1.0
 # The roll-out up to cap is judged in at most this many segments (the first is one step):
 # chords of the arcs, each against the neighbours' straight paths, exactly.
 ROLLOUT_SEGMENTS = 25
@@ -249,7 +254,8 @@ def rollout_value(i, x0, y0, yaw0, v, w, span, v_after, positions, reach, contac
     agent i goes on at nbr_vel. reach, contact : (K,) [m] the contact distances of the robot's own
     disc (not its point ahead). hit, depth, bodies, time : as ``_candidate_value``, on the
     roll-out's chords (the first is one time step), the first contact at the reach grown by
-    PREDICTION_GROWTH per second ahead; mean velocity (mx, my) [m/s]: the
+    PREDICTION_GROWTH per second ahead, a neighbour that stands (slower than STANDING_SPEED)
+    only up to STANDING_LOOK; mean velocity (mx, my) [m/s]: the
     displacement over PROGRESS_TIME (or cap) divided by it.
     """
     hit = 0.0
@@ -288,6 +294,9 @@ def rollout_value(i, x0, y0, yaw0, v, w, span, v_after, positions, reach, contac
             j = agent_nbrs[i, k]
             if j < 0:
                 break
+            if (t >= STANDING_LOOK and nbr_vel[k, 0] ** 2 + nbr_vel[k, 1] ** 2
+                    < STANDING_SPEED * STANDING_SPEED):
+                continue
             px = positions[j, 0] + nbr_vel[k, 0] * t - x
             py = positions[j, 1] + nbr_vel[k, 1] * t - y
             wx = nbr_vel[k, 0] - ux
