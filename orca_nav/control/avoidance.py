@@ -30,6 +30,11 @@ MAX_PEOPLE_SPEED = 5.0
 MAX_PEOPLE_RADIUS = 2.0
 # [m/s] People and tracks slower than this have no keep-out (``_keep_out``): they stand.
 KEEPOUT_MIN_SPEED = 0.1
+# How far a robot's half-planes toward people lean to the keep-out's choice: they are taken
+# about (1 - f) * velocity + f * choice, not the velocity alone (``_keep_out``). 0: RVO2's,
+# about the velocity; 1: about the choice (more contacts: every turn the keep-out makes is
+# taken at once, also its slow candidates). Measured in docs/crowds.md.
+KEEPOUT_LINE_LEAN = 0.25
 # A way round standing people (``_way_round``): planned when one of them (grown by both radii
 # and WAY_ROUND_PAD [m]) is within the first WAY_ROUND_LOOK [m] of a robot's straight way; the
 # robot heads for the point WAY_ROUND_CARROT [m] along it.
@@ -151,9 +156,9 @@ class Avoidance:
         moving = self._sense(cfg, now, inputs, obs, people, warnings)
         others = self._people_agents(cfg, now, inputs, moving, warnings)
         prefs = self._way_round(cfg, now, obs, steering, others)
-        prefs = self._keep_out(cfg, obs, prefs, others)
+        prefs, reference = self._keep_out(cfg, obs, prefs, others)
         ways = steering.prefs if steering.ways is None else steering.ways
-        robots = self._robot_agents(cfg, now, obs, prefs, limits, ways)
+        robots = self._robot_agents(cfg, now, obs, prefs, limits, ways, reference)
         settings = SolverSettings(cfg.period, cfg.neighbor_dist, cfg.max_neighbors,
                                   cfg.time_horizon, cfg.time_horizon_obst, True)
         idx, vel = self.solve_isolating(
@@ -216,13 +221,18 @@ class Avoidance:
 
         Walkers: the moving tracks and known people faster than KEEPOUT_MIN_SPEED; the
         preferred velocities are unchanged without them (or with person_keepout_time 0), and
-        those of differential robots unless person_keepout_differential.
+        those of differential robots unless person_keepout_differential. Also returns the
+        solver's ``line_reference`` (N, 2): for a robot the keep-out turned, its half-planes
+        toward people are taken about its velocity leaned KEEPOUT_LINE_LEAN to the turned
+        preference (a side of a walker the velocity alone would not pass on); NaN rows: about
+        the velocity, as RVO2.
         """
+        reference = np.full((cfg.n, 2), np.nan)
         if cfg.person_keepout_time <= 0.0 or not len(others.positions):
-            return prefs
+            return prefs, reference
         walking = np.hypot(*others.velocities.T) > KEEPOUT_MIN_SPEED
         if not walking.any():
-            return prefs
+            return prefs, reference
         out = np.empty((cfg.n, 2))
         keeping = obs.active & (~cfg.differential | cfg.person_keepout_differential)
         keep_out(obs.orca_pos, np.ascontiguousarray(prefs, float), obs.contact_radius,
@@ -230,7 +240,10 @@ class Avoidance:
                  np.ascontiguousarray(others.velocities[walking]),
                  np.ascontiguousarray(others.radius[walking]), cfg.person_keepout_time,
                  cfg.person_keepout_buffer, cfg.person_keepout_weight, out)
-        return out
+        turned = (out != prefs).any(axis=1)
+        reference[turned] = (KEEPOUT_LINE_LEAN * out[turned]
+                             + (1.0 - KEEPOUT_LINE_LEAN) * obs.orca_vel[turned])
+        return out, reference
 
     def _sense(self, cfg, now, inputs, obs, people, warnings):
         """Bring the fresh robots' scans into the tracker and the memory; the moving tracks."""
@@ -260,7 +273,7 @@ class Avoidance:
             agents = agents.concat(others)
         return solve(agents, settings, self._obstacles(cfg, now, rows, obs))[:len(rows)]
 
-    def _robot_agents(self, cfg, now, obs, prefs, limits, ways):
+    def _robot_agents(self, cfg, now, obs, prefs, limits, ways, reference):
         """
         Every robot's row (N), with the margins that yield and the give-way shares.
 
@@ -282,7 +295,8 @@ class Avoidance:
             keep_margin=~yields, heading=obs.ahead_yaw,
             lookahead=np.where(cfg.differential, obs.lookahead, 0.0),
             max_turn_rate=np.broadcast_to(cfg.max_angular_speed, (cfg.n,)),
-            lead_time=np.zeros(cfg.n), **footprint_rows(cfg, obs, ways),
+            lead_time=np.zeros(cfg.n), line_reference=reference,
+            **footprint_rows(cfg, obs, ways),
             **self.give_way.core_arguments(cfg, now, np.arange(cfg.n)))
 
     def _people_agents(self, cfg, now, inputs, moving, warnings):
@@ -315,7 +329,8 @@ class Avoidance:
                       neighbor_reach=cfg.person_neighbor_dist * ones,
                       keep_margin=np.zeros(k, bool), heading=np.zeros(k),
                       lookahead=np.zeros(k), max_turn_rate=np.zeros(k),
-                      lead_time=cfg.person_lead_time * ones, **shares)
+                      lead_time=cfg.person_lead_time * ones,
+                      line_reference=np.full((k, 2), np.nan), **shares)
 
     def _track(self, cfg, people, scans, poses, now, present):
         """Update the people tracker with the fresh robots' scans; return the moving tracks."""

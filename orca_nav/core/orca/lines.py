@@ -739,7 +739,7 @@ def _agent_lines(lines, n, i, positions, velocities, radius, agent_nbrs, inv_th,
 @njit(cache=True)
 def _pair_margin(soft, i, j, scale):
     """Return the margin [m] a pair keeps at this scale: a kept one whole, others scaled."""
-    margin, reach, cap, keep, heading, lookahead, turn_rate, lead = soft
+    margin, reach, cap, keep, heading, lookahead, turn_rate, lead, reference = soft
     return ((margin[i] if keep[i] else scale * margin[i])
             + (margin[j] if keep[j] else scale * margin[j]))
 
@@ -771,8 +771,11 @@ def _agent_lines_soft(lines, n, i, positions, velocities, radius, agent_nbrs, so
     soft : (margin, reach, cap, keep, ...), see ``solve_all``; horizon : (N,) [s], each
     agent's (``Horizons``). A pair keeps ``_level_margin`` beyond the contact radii, looks
     ``max(horizon_i, horizon_j)`` ahead and counts only within ``max(reach_i, reach_j)``.
+    Toward a neighbour agent i avoids alone (share 1) the lines are taken about its
+    ``reference`` velocity where that is not NaN (the velocity obstacle is convex: any
+    velocity gives a half-plane that leaves all of it out; the reference picks the side).
     """
-    margin, reach, cap, keep, heading, lookahead, turn_rate, lead = soft
+    margin, reach, cap, keep, heading, lookahead, turn_rate, lead, reference = soft
     for k in range(agent_nbrs.shape[1]):
         j = agent_nbrs[i, k]
         if j < 0:
@@ -786,10 +789,13 @@ def _agent_lines_soft(lines, n, i, positions, velocities, radius, agent_nbrs, so
         combined = radius[i] + radius[j] + _level_margin(soft, i, j, scale, moving_scale,
                                                          stall, share, vj_x, vj_y)
         inv_th = 1.0 / max(horizon[i], horizon[j])
+        # Toward a neighbour that does not avoid, about the reference if there is one.
+        vi_x, vi_y = velocities[i, 0], velocities[i, 1]
+        if share >= 1.0 and not math.isnan(reference[i, 0]):
+            vi_x, vi_y = reference[i, 0], reference[i, 1]
         lx, ly, ldx, ldy, cases[k] = _pair_line(
-            i, j, rel_x, rel_y, velocities[i, 0] - vj_x, velocities[i, 1] - vj_y,
-            velocities[i, 0], velocities[i, 1], combined, inv_th, inv_dt,
-            1.0 if i < j else -1.0, share, radius, shapes)
+            i, j, rel_x, rel_y, vi_x - vj_x, vi_y - vj_y, vi_x, vi_y, combined, inv_th,
+            inv_dt, 1.0 if i < j else -1.0, share, radius, shapes)
         n = _put(lines, n, lx, ly, ldx, ldy)
         if (lead_on and lead[j] > 0.0 and share >= 1.0
                 and vj_x * vj_x + vj_y * vj_y > SLOW_SPEED * SLOW_SPEED
@@ -799,8 +805,8 @@ def _agent_lines_soft(lines, n, i, positions, velocities, radius, agent_nbrs, so
             # within lead[j]. Passing behind a walker beats crossing its next steps, and
             # stepping aside beats running ahead of it.
             lx, ly, ldx, ldy, _ = _pair_line(
-                i, j, rel_x + vj_x * lead[j], rel_y + vj_y * lead[j], velocities[i, 0] - vj_x,
-                velocities[i, 1] - vj_y, velocities[i, 0], velocities[i, 1], combined, inv_th,
+                i, j, rel_x + vj_x * lead[j], rel_y + vj_y * lead[j], vi_x - vj_x,
+                vi_y - vj_y, vi_x, vi_y, combined, inv_th,
                 1.0 / lead[j], 1.0 if i < j else -1.0, share, radius, shapes)
             n = _put(lines, n, lx, ly, ldx, ldy)
     return n
@@ -1005,7 +1011,8 @@ class SoftRows(NamedTuple):
     which takes it also when the drive of its answer would not keep clear
     (``escape.drive_keeps_clear``). With the margins whole, a walking neighbour that does not
     avoid (share 1) and has lead > 0 is also avoided where it will be lead seconds on
-    (``_agent_lines_soft``).
+    (``_agent_lines_soft``). The lines toward such neighbours are taken about ``reference``
+    where it is not NaN, else about the velocity (RVO2's).
     """
 
     margin: np.ndarray     # (N,) [m] beyond the contact radius
@@ -1016,6 +1023,7 @@ class SoftRows(NamedTuple):
     lookahead: np.ndarray  # (N,) [m] its point ahead (0: not differential)
     turn_rate: np.ndarray  # (N,) [rad/s] its max yaw rate
     lead: np.ndarray       # (N,) [s] walkers also avoided where they will be this far on
+    reference: np.ndarray  # (N, 2) [m/s] lines toward those that do not avoid (NaN: velocity)
 
 
 @njit(cache=True)
@@ -1081,7 +1089,7 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
         # beside walkers with a lead, each scale first with the lines of where they will be.
         ahead, n_scales = False, 1
         if soft is not None:
-            margin, reach, cap, keep, heading, lookahead, turn_rate, lead = soft
+            margin, reach, cap, keep, heading, lookahead, turn_rate, lead, reference = soft
             ahead = _avoids_a_walker(i, agent_nbrs, responsibility, lead)
             n_scales = len(MARGIN_SCALES) * (1 + ahead) + 1
         n_reach = 0
@@ -1205,7 +1213,7 @@ def _may_touch(positions, radius, max_speed, agent_nbrs, soft, time_step, hard_s
     big_v = max_speed.max()
     big_m = 0.0
     if soft is not None:
-        margin, reach, cap, keep, heading, lookahead, turn_rate, lead = soft
+        margin, reach, cap, keep, heading, lookahead, turn_rate, lead, reference = soft
         big_m = margin.max()
     for i in range(n):
         j = agent_nbrs[i, 0] if agent_nbrs.shape[1] else -1
@@ -1357,7 +1365,7 @@ def _way_out_wanted(i, agents, responsibility, reach_set, soft, fail, n, n_reach
     not when even its reach conflicts.
     """
     out_of_reach = reach_set is not None and fail < n_reach
-    margin, reach, cap, keep, heading, lookahead, turn_rate, lead = soft
+    margin, reach, cap, keep, heading, lookahead, turn_rate, lead, reference = soft
     unicycle = lookahead[i] > 0.0
     return (_avoids_a_walker(i, agents[5], responsibility) and not out_of_reach
             and (fail < n or unicycle))
@@ -1380,7 +1388,7 @@ def _soft_way_out(i, agents, time_step, responsibility, soft, shares, nbr_vel, l
     scale, moving_scale, stall = level
     esc_vel, esc_reach, esc_contact, esc_kept = escape
     # (heading, lookahead, max yaw rate) of a differential robot; lookahead 0: none.
-    margin, reach, cap, keep, heading, lookahead, turn_rate, lead = soft
+    margin, reach, cap, keep, heading, lookahead, turn_rate, lead, reference = soft
     drive_i = (heading[i], lookahead[i], turn_rate[i])
     for k in range(agent_nbrs.shape[1]):
         j = agent_nbrs[i, k]

@@ -323,6 +323,12 @@ class Agents(NamedTuple):
         whole, where it will be lead_time on (the same disc, the same velocity): the others
         pass behind it rather than across its next steps. A preference: it is the first to
         go when the half-planes conflict or leave no way forward.
+    line_reference : (N, 2) [m/s] or None; only with the margins. Agent i's half-planes
+        toward neighbours it avoids alone (share 1: people, robots that do not avoid) are
+        taken about this velocity instead of its own: RVO2 takes the side of the velocity
+        obstacle nearest to the velocity, this the side nearest to the reference (the
+        half-plane still leaves the whole obstacle out, the obstacle being convex). A row of
+        NaN (or None): about the velocity, as RVO2.
 
     Shapes (None: every agent a disc; only with the margins):
 
@@ -357,6 +363,7 @@ class Agents(NamedTuple):
     lookahead: Optional[ArrayLike] = None
     max_turn_rate: Optional[ArrayLike] = None
     lead_time: Optional[ArrayLike] = None
+    line_reference: Optional[ArrayLike] = None
     footprint: Optional[ArrayLike] = None
     footprint_body: Optional[ArrayLike] = None
 
@@ -470,7 +477,7 @@ def solve(agents: Agents, settings: SolverSettings,
     soft = _soft(n, agents.margin, horizon, agents.neighbor_reach, neighbor_dist,
                  agents.keep_margin,
                  _drive_set(n, agents.heading, agents.lookahead, agents.max_turn_rate),
-                 agents.lead_time)
+                 agents.lead_time, agents.line_reference)
     shapes = _shapes(n, agents.footprint, agents.footprint_body, soft)
     if obstacles is None:
         obstacles = _no_obstacles()
@@ -545,22 +552,24 @@ def _time_horizon(n: int, agent_horizon: Optional[ArrayLike], time_horizon: floa
 def _soft(n: int, margin: Optional[ArrayLike], horizon, neighbor_reach: Optional[ArrayLike],
           neighbor_dist: float, keep_margin: Optional[ArrayLike] = None,
           drive_set: Optional[tuple] = None,
-          lead_time: Optional[ArrayLike] = None) -> Optional[SoftRows]:
+          lead_time: Optional[ArrayLike] = None,
+          line_reference: Optional[ArrayLike] = None) -> Optional[SoftRows]:
     """
     Check the soft-mode arguments of ``compute_velocities``.
 
     horizon : ``_time_horizon``'s answer, (n,) in the soft mode (margin, agent_horizon or
     neighbor_reach given), a float otherwise. Returns None outside the soft mode (RVO2),
     else ``orca.SoftRows`` for ``solve_all``: (margin, reach, cap, keep, heading, lookahead,
-    turn_rate, lead) with (N,) float arrays, cap the largest horizon [s], keep (N,) bool,
-    then ``_drive_set``'s three (lookahead 0 everywhere without one) and lead_time (0
-    without).
+    turn_rate, lead, reference) with (N,) float arrays, cap the largest horizon [s], keep
+    (N,) bool, then ``_drive_set``'s three (lookahead 0 everywhere without one), lead_time (0
+    without) and line_reference (N, 2) (NaN without).
     """
     if not isinstance(horizon, np.ndarray):
         if keep_margin is not None:
             raise ValueError('keep_margin needs margin')
-        if drive_set is not None or lead_time is not None:
-            raise ValueError("lookahead and lead_time need margin (they are the soft mode's)")
+        if drive_set is not None or lead_time is not None or line_reference is not None:
+            raise ValueError('lookahead, lead_time and line_reference need margin (they are '
+                             "the soft mode's)")
         return None
     out = []
     for name, value, default, lowest in (('margin', margin, 0.0, 0.0),
@@ -583,7 +592,23 @@ def _soft(n: int, margin: Optional[ArrayLike], horizon, neighbor_reach: Optional
         'lead_time', np.broadcast_to(np.asarray(lead_time, float), (n,)), (n,)).copy()
     if np.any(lead < 0.0):
         raise ValueError(f'lead_time must be non-negative, got {lead[lead < 0][0]!r}')
-    return SoftRows(out[0], out[1], cap, keep, *drive_set, lead)
+    return SoftRows(out[0], out[1], cap, keep, *drive_set, lead,
+                    _line_reference(n, line_reference))
+
+
+def _line_reference(n: int, value: Optional[ArrayLike]) -> np.ndarray:
+    """Check ``line_reference``: (n, 2), each row finite or both NaN; None: all NaN."""
+    if value is None:
+        return np.full((n, 2), np.nan)
+    arr = _writable(value, dtype=float)
+    if arr.shape != (n, 2):
+        raise ValueError(f'line_reference must have shape {(n, 2)}, got {arr.shape}')
+    nan = np.isnan(arr)
+    bad = ~(np.isfinite(arr).all(axis=1) | nan.all(axis=1))
+    if np.any(bad):
+        row = int(np.flatnonzero(bad)[0])
+        raise ValueError(f'line_reference row {row} must be finite or NaN, got {arr[row]!r}')
+    return arr.copy()
 
 
 def _drive_set(n: int, heading: Optional[ArrayLike], lookahead: Optional[ArrayLike],
