@@ -309,6 +309,44 @@ def test_a_robot_overtaken_by_a_walker_leaves_its_next_second():
     assert _overtaken(1.0) > 0.6
 
 
+def _run_on_ahead(reference):
+    """A robot at 1 m/s that would rather step left, a walker 1 m behind it at its speed."""
+    pos = np.array([[0.0, 0.0], [-1.0, 0.05]])
+    vel = np.array([[1.0, 0.0], [1.0, 0.0]])
+    extra = {} if reference is None else {'line_reference': np.array(reference, float)}
+    out = compute_velocities(pos, vel, np.array([[0.0, 1.0], [1.0, 0.0]]), [0.3, 0.3],
+                             [1.0, 1.0], active=[True, False], immovable=[False, True],
+                             margin=[0.05, 0.3], agent_horizon=[2.0, 5.0],
+                             neighbor_reach=[3.0, 10.0], keep_margin=[True, False], **extra,
+                             **dict(CORE, time_step=0.1))
+    rel, closing = pos[1] - pos[0], vel[1] - out[0]
+    return out[0], time_to_contact(rel[0], rel[1], closing[0], closing[1], 0.6, 0.1)
+
+
+def test_half_planes_about_a_reference_pick_the_side_and_keep_the_walker_out():
+    """
+    ``line_reference``: the half-plane toward the walker taken about another velocity.
+
+    About the velocity (RVO2's, and NaN rows) it is near the tip of the walker's velocity
+    obstacle: the robot runs on ahead (y 0.10 m/s). About a reference that steps aside it is
+    the obstacle's leg: the robot steps aside (y 0.52 m/s), and never into the walker.
+    """
+    plain, plain_contact = _run_on_ahead(None)
+    nan, _ = _run_on_ahead([[np.nan, np.nan], [np.nan, np.nan]])
+    aside, aside_contact = _run_on_ahead([[0.0, 1.0], [np.nan, np.nan]])
+    assert np.array_equal(plain, nan)
+    assert plain[1] < 0.2 and aside[1] > 0.45, (plain, aside)
+    assert plain_contact == np.inf and aside_contact == np.inf
+    for bad, match in (([[np.inf, 0.0], [0.0, 0.0]], 'finite or NaN'),
+                       ([[np.nan, 0.0], [0.0, 0.0]], 'finite or NaN'),
+                       ([[0.0, 0.0]], 'shape')):
+        with pytest.raises(ValueError, match=match):
+            _run_on_ahead(bad)
+    with pytest.raises(ValueError, match='need margin'):
+        compute_velocities([[0.0, 0.0]], [[0.0, 0.0]], [[1.0, 0.0]], [0.3], [1.0],
+                           line_reference=[[0.0, 0.0]], **CORE)
+
+
 def test_the_way_out_takes_no_overlap_of_the_bodies_that_a_margin_hides():
     """
     Three people close around a holonomic robot (a CrowdNav++ crossing, traced).
