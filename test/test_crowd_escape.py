@@ -310,7 +310,7 @@ def test_a_robot_overtaken_by_a_walker_leaves_its_next_second():
 
 
 def _run_on_ahead(reference):
-    """A robot at 1 m/s that would rather step left, a walker 1 m behind it at its speed."""
+    """Return the answer and contact time of a robot at 1 m/s, a walker 1 m behind it."""
     pos = np.array([[0.0, 0.0], [-1.0, 0.05]])
     vel = np.array([[1.0, 0.0], [1.0, 0.0]])
     extra = {} if reference is None else {'line_reference': np.array(reference, float)}
