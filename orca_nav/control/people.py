@@ -23,13 +23,14 @@ up to 3 s, and a track is confirmed by two detections ``confirm_time`` apart as 
 from dataclasses import dataclass
 
 import numpy as np
-from orca_nav.core.geometry import compose_pose
+from orca_nav.core.geometry import compose_pose, point_segment_distance
 from orca_nav.core.perception.detection import Detector
 from orca_nav.core.perception.scan import outside_discs, scan_to_points
 from orca_nav.core.perception.tracking import Tracker
 
 # Returns this close [m] to a map wall (occupied cell) are the wall, not an object.
 MAP_WALL_TOLERANCE = 0.15
+SCAN_WALL_TOLERANCE = 0.1
 # Returns within a known robot's radius plus this [m] are that robot (as for scan segments).
 ROBOT_MARGIN = 0.1
 
@@ -106,7 +107,7 @@ class PeopleTracker:
             self.tracker = self._new_tracker(config)
             self._largest, self._walked = {}, set()  # the new tracker's ids start at 0
 
-    def observe(self, scans, poses, present, radius, sensor_offset, grid=None):
+    def observe(self, scans, poses, present, radius, sensor_offset, grid=None, walls=None):
         """
         Detect objects in each scan and update the tracks, scan by scan in time order.
 
@@ -132,14 +133,14 @@ class PeopleTracker:
             # view left then misplaces them, when it matters most).
             others = np.array(present, bool)
             others[i] = False
-            keep = self._unexplained(points, poses[k, :, :2], others, radius, grid)
+            keep = self._unexplained(points, poses[k, :, :2], others, radius, grid, walls)
             centres, radii, partial = self.detect(
                 points[keep], beam[keep], len(scan.ranges), scan.angle_increment, sensor[:2],
                 partial=True)
             self.tracker.update(scan.time, centres, radii, partial, sensor[:2])
 
     @staticmethod
-    def _unexplained(points, robots, present, radius, grid):
+    def _unexplained(points, robots, present, radius, grid, walls=None):
         """Return (P,) bool: returns on no known robot (scanner included) and no map wall."""
         keep = np.ones(len(points), bool)
         if len(points) == 0:
@@ -155,6 +156,10 @@ class PeopleTracker:
                 points[keep][inside]) <= MAP_WALL_TOLERANCE
             idx = np.flatnonzero(keep)
             keep[idx[near_wall]] = False
+        if walls is not None and len(walls) and keep.any():
+            idx = np.flatnonzero(keep)
+            on = (point_segment_distance(points[idx], walls) <= SCAN_WALL_TOLERANCE).any(axis=1)
+            keep[idx[on]] = False
         return keep
 
     def moving(self, now: float) -> MovingObjects:

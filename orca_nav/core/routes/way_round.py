@@ -19,36 +19,61 @@ import math
 import numpy as np
 from skimage.graph import MCP_Geometric
 
+from ..geometry import point_segment_distance
+
 # [m] Cells of the local grid, and its half-width around the robot.
 WAY_ROUND_RESOLUTION = 0.1
 WAY_ROUND_WINDOW = 4.0
 
 
-def way_blocked(start, target, centres, reach, look):
+def way_blocked(start, target, centres, reach, look, walls=None, wall_reach=0.0):
     """
     Whether the segment from start toward target (its first ``look`` metres) passes a disc.
 
-    centres : (K, 2); reach : (K,) [m] each disc's radius grown by the robot's.
+    centres : (K, 2); reach : (K,) [m] each disc's radius grown by the robot's. walls : None
+    or (M, 2, 2) segments, passed within wall_reach [m] (the robot's radius and a pad) too.
     """
     way = np.asarray(target, float) - start
     length = math.hypot(*way)
-    if length < 1e-9 or not len(centres):
+    if length < 1e-9 or not (len(centres) or (walls is not None and len(walls))):
         return False
     end = start + way * min(1.0, look / length)
     seg = end - start
     t = np.clip((centres - start) @ seg / (seg @ seg), 0.0, 1.0)
     near = start + t[:, None] * seg
-    return bool(np.any(np.hypot(*(centres - near).T) < reach))
+    if np.any(np.hypot(*(centres - near).T) < reach):
+        return True
+    return walls is not None and bool(np.any(
+        segments_distance(np.asarray(walls, float), start, end) < wall_reach))
+
+
+def segments_distance(walls, a, b):
+    """Return the distances (M,) [m] between segments walls (M, 2, 2) and the segment ab."""
+    p, q = walls[:, 0], walls[:, 1]
+    # Apart, two segments are nearest at an end of one of them.
+    ends = np.minimum(point_segment_distance(np.array([a, b]), walls).min(axis=0),
+                      point_segment_distance(np.concatenate([p, q]),
+                                             np.array([[a, b]])).reshape(2, -1).min(axis=0))
+    d = b - a
+    e = q - p
+    denom = d[0] * e[:, 1] - d[1] * e[:, 0]
+    ap = p - a
+    with np.errstate(divide='ignore', invalid='ignore'):
+        t = (ap[:, 0] * e[:, 1] - ap[:, 1] * e[:, 0]) / denom
+        u = (ap[:, 0] * d[1] - ap[:, 1] * d[0]) / denom
+    cross = (denom != 0.0) & (t >= 0.0) & (t <= 1.0) & (u >= 0.0) & (u <= 1.0)
+    return np.where(cross, 0.0, ends)
 
 
 def way_round(start, target, centres, reach, carrot, window=WAY_ROUND_WINDOW,
-              resolution=WAY_ROUND_RESOLUTION):
+              resolution=WAY_ROUND_RESOLUTION, walls=None, wall_reach=0.0):
     """
     Return the unit direction from start round the discs toward target, or None.
 
     start, target : (2,) [m]; centres (K, 2), reach (K,) [m]: the standing discs grown by the
     robot's radius and a pad; a disc that already reaches the robot shrinks to leave it free
-    (squeezed against a person, the robot must still get out). The direction is toward the
+    (squeezed against a person, the robot must still get out). walls : None or (M, 2, 2)
+    segments, grown by wall_reach [m] and shrunk as the discs. The direction is toward the
     farthest point within ``carrot`` [m] along the way that is in sight over free cells.
     Shut in, the way leads to the reachable cell nearest the target; None when that is the
     robot's own.
@@ -69,6 +94,8 @@ def way_round(start, target, centres, reach, carrot, window=WAY_ROUND_WINDOW,
         xs = axis[0][lo_c:hi_c] - cx
         ys = axis[1][lo_r:hi_r] - cy
         lethal[lo_r:hi_r, lo_c:hi_c] |= xs[None, :] ** 2 + ys[:, None] ** 2 < r * r
+    if walls is not None and len(walls):
+        _grow_walls(lethal, axis, start, np.asarray(walls, float), wall_reach, resolution)
     costs = np.where(lethal, -1.0, 1.0)
     mcp = MCP_Geometric(costs, fully_connected=True)
     travelled, _ = mcp.find_costs([(n, n)])
@@ -87,6 +114,21 @@ def way_round(start, target, centres, reach, carrot, window=WAY_ROUND_WINDOW,
     way = points[k] - start
     length = math.hypot(*way)
     return way / length if length > 1e-9 else None
+
+
+def _grow_walls(lethal, axis, start, walls, wall_reach, resolution):
+    """Mark the cells within wall_reach of each wall lethal (less where it reaches start)."""
+    own = point_segment_distance(start[None], walls)[0]
+    for wall, r in zip(walls, np.minimum(wall_reach, own - 0.5 * resolution)):
+        lo, hi = wall.min(axis=0) - r, wall.max(axis=0) + r
+        lo_c, hi_c = np.searchsorted(axis[0], [lo[0], hi[0]])
+        lo_r, hi_r = np.searchsorted(axis[1], [lo[1], hi[1]])
+        if r <= 0.0 or lo_c >= hi_c or lo_r >= hi_r:
+            continue
+        xs, ys = np.meshgrid(axis[0][lo_c:hi_c], axis[1][lo_r:hi_r])
+        cells = np.stack([xs.ravel(), ys.ravel()], axis=1)
+        near = point_segment_distance(cells, wall[None])[:, 0] < r
+        lethal[lo_r:hi_r, lo_c:hi_c] |= near.reshape(xs.shape)
 
 
 def _clear(lethal, a, b):
@@ -122,4 +164,5 @@ def _way_end(travelled, lethal, axis, target, n):
     return None if best == (n, n) or not np.isfinite(total[best]) else best
 
 
-__all__ = ['way_blocked', 'way_round', 'WAY_ROUND_RESOLUTION', 'WAY_ROUND_WINDOW']
+__all__ = ['segments_distance', 'way_blocked', 'way_round', 'WAY_ROUND_RESOLUTION',
+           'WAY_ROUND_WINDOW']
