@@ -365,8 +365,8 @@ class Avoidance:
             model = wall_model(self.navigator)
             people.observe(scans, poses, present, cfg.radius, cfg.scan_sensor_offset,
                            None if model is None else model.grid,
-                           self.scan_memory.walls(now, people.config.max_diameter,
-                                                  self.scan_wall_age))
+                           lambda i: self.scan_memory.walls(
+                               now, people.config.max_diameter, self.scan_wall_age, robot=i))
         return people.moving(now)
 
     def known_people(self, cfg, inputs, warnings):

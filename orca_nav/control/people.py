@@ -23,9 +23,9 @@ up to 3 s, and a track is confirmed by two detections ``confirm_time`` apart as 
 from dataclasses import dataclass
 
 import numpy as np
-from orca_nav.core.geometry import compose_pose, point_segment_distance
+from orca_nav.core.geometry import compose_pose
 from orca_nav.core.perception.detection import Detector
-from orca_nav.core.perception.scan import outside_discs, scan_to_points
+from orca_nav.core.perception.scan import nearest_segments, outside_discs, scan_to_points
 from orca_nav.core.perception.tracking import Tracker
 
 # Returns this close [m] to a map wall (occupied cell) are the wall, not an object.
@@ -113,8 +113,9 @@ class PeopleTracker:
 
         scans : list of ScanInput (fresh robots only); poses : (S, N, 3) every robot's pose at
         each scan's time; present (N,) bool robots to explain returns with; radius (N,) [m];
-        grid : GridMap or None (returns on its walls are no objects). A scan that cannot be
-        read is skipped (ScanMemory reports it).
+        grid : GridMap or None (returns on its walls are no objects); walls : None, or
+        walls(i) -> (M, 2, 2) the scan walls robot i knows (returns on them are no objects). A
+        scan that cannot be read is skipped (ScanMemory reports it).
         """
         if not self.config.enabled:
             return
@@ -133,7 +134,8 @@ class PeopleTracker:
             # view left then misplaces them, when it matters most).
             others = np.array(present, bool)
             others[i] = False
-            keep = self._unexplained(points, poses[k, :, :2], others, radius, grid, walls)
+            keep = self._unexplained(points, poses[k, :, :2], others, radius, grid,
+                                     None if walls is None else walls(i))
             centres, radii, partial = self.detect(
                 points[keep], beam[keep], len(scan.ranges), scan.angle_increment, sensor[:2],
                 partial=True)
@@ -156,10 +158,12 @@ class PeopleTracker:
                 points[keep][inside]) <= MAP_WALL_TOLERANCE
             idx = np.flatnonzero(keep)
             keep[idx[near_wall]] = False
-        if walls is not None and len(walls) and keep.any():
+        if walls is not None and keep.any():
             idx = np.flatnonzero(keep)
-            on = (point_segment_distance(points[idx], walls) <= SCAN_WALL_TOLERANCE).any(axis=1)
-            keep[idx[on]] = False
+            # Called with no walls too: the kernel is compiled when a node warms up.
+            dist, _ = nearest_segments(points[idx, 0].copy(), points[idx, 1].copy(),
+                                       np.ascontiguousarray(walls, float))
+            keep[idx[dist <= SCAN_WALL_TOLERANCE]] = False
         return keep
 
     def moving(self, now: float) -> MovingObjects:

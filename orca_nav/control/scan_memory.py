@@ -4,8 +4,9 @@ from dataclasses import dataclass
 import math
 
 import numpy as np
-from orca_nav.core.geometry import compose_pose, point_segment_distance
-from orca_nav.core.perception.scan import recheck_segments, scan_to_points, scan_to_segments
+from orca_nav.core.geometry import compose_pose
+from orca_nav.core.perception.scan import (nearest_segments, recheck_segments, scan_to_points,
+                                           scan_to_segments)
 
 # A remembered segment is checked against each new scan at points this far apart [m] (at most
 # MAX_SAMPLES per segment): a beam that returns at such a point (within SEEN_TOLERANCE) sees
@@ -133,7 +134,9 @@ class ScanMemory:
             sighted = np.where(shown, scan.time, sighted)
             if covered.any() and len(new):
                 # A view of a remembered segment again: the new one has stood there as long.
-                nearest = point_segment_distance(old[covered].mean(axis=1), new).argmin(axis=1)
+                middle = old[covered].mean(axis=1)
+                _, nearest = nearest_segments(middle[:, 0].copy(), middle[:, 1].copy(),
+                                              np.ascontiguousarray(new, float))
                 np.minimum.at(first, nearest, since[covered])
             # The ends the beams pass through are cut off (an overhang past a wall's end).
             start, step = old[:, 0], old[:, 1] - old[:, 0]
@@ -153,19 +156,25 @@ class ScanMemory:
         self._segments[i], self._seen[i] = self._segments[i][mask], self._seen[i][mask]
         self._sighted[i], self._since[i] = self._sighted[i][mask], self._since[i][mask]
 
-    def walls(self, now, length, age, recent=math.inf):
+    def walls(self, now, length, age, recent=math.inf, robot=None):
         """
-        Return the segments any robot remembers that look like walls: (M, 2, 2).
+        Return the segments the robots remember that look like walls: (M, 2, 2).
 
         Longer than length [m] (wider than any person), there, seen again and again, for age
         [s] at least by ``now`` (a wall, not people who walk side by side), and seen within
-        ``recent`` [s].
+        ``recent`` [s]; robot : that robot's memory only, or None for every robot's.
         """
-        seg = np.concatenate([np.zeros((0, 2, 2))] + self._segments)
-        since = np.concatenate([np.zeros(0)] + self._since)
-        seen = np.concatenate([np.zeros(0)] + self._seen)
-        return seg[(np.hypot(*(seg[:, 1] - seg[:, 0]).T) > length) & (now - since >= age)
-                   & (now - seen <= recent)]
+        if robot is None:
+            seg = np.concatenate([np.zeros((0, 2, 2))] + self._segments)
+            since = np.concatenate([np.zeros(0)] + self._since)
+            seen = np.concatenate([np.zeros(0)] + self._seen)
+        else:
+            seg, since, seen = self._segments[robot], self._since[robot], self._seen[robot]
+        chosen = (now - since >= age) & (now - seen <= recent)
+        if length > 0.0:
+            ends = seg[:, 1] - seg[:, 0]
+            chosen &= np.einsum('ij,ij->i', ends, ends) > length * length
+        return seg[chosen]
 
     def remembered(self, i):
         """Return the segments (M, 2, 2) robot i remembers now."""

@@ -17,6 +17,7 @@ safe, this only says which way round.
 import math
 
 import numpy as np
+from scipy.ndimage import distance_transform_edt
 from skimage.graph import MCP_Geometric
 
 from ..geometry import point_segment_distance
@@ -117,18 +118,40 @@ def way_round(start, target, centres, reach, carrot, window=WAY_ROUND_WINDOW,
 
 
 def _grow_walls(lethal, axis, start, walls, wall_reach, resolution):
-    """Mark the cells within wall_reach of each wall lethal (less where it reaches start)."""
-    own = point_segment_distance(start[None], walls)[0]
-    for wall, r in zip(walls, np.minimum(wall_reach, own - 0.5 * resolution)):
-        lo, hi = wall.min(axis=0) - r, wall.max(axis=0) + r
-        lo_c, hi_c = np.searchsorted(axis[0], [lo[0], hi[0]])
-        lo_r, hi_r = np.searchsorted(axis[1], [lo[1], hi[1]])
-        if r <= 0.0 or lo_c >= hi_c or lo_r >= hi_r:
-            continue
-        xs, ys = np.meshgrid(axis[0][lo_c:hi_c], axis[1][lo_r:hi_r])
-        cells = np.stack([xs.ravel(), ys.ravel()], axis=1)
-        near = point_segment_distance(cells, wall[None])[:, 0] < r
-        lethal[lo_r:hi_r, lo_c:hi_c] |= near.reshape(xs.shape)
+    """
+    Mark the cells within wall_reach of the walls lethal, in place.
+
+    The walls are drawn into the grid and grown by a distance transform (exact to the cells'
+    size). Where the robot is nearer a wall than wall_reach already, the walls are grown by
+    a little less than that distance instead, so that its own cell stays free.
+    """
+    own = point_segment_distance(start[None], walls)[0].min()
+    reach = min(wall_reach, own - 0.5 * resolution)
+    if reach <= 0.0:
+        return
+    size = lethal.shape[0]
+    drawn = np.zeros_like(lethal)
+    # Every wall sampled at half-cell steps, all at once (a wall longer than the window's
+    # diagonal is cut to its part nearest the robot).
+    a, ab = walls[:, 0], walls[:, 1] - walls[:, 0]
+    length = np.hypot(*ab.T)
+    keep = 2.0 * math.sqrt(2.0) * (axis[0][-1] - axis[0][0])
+    along = np.einsum('ij,ij->i', start - a, ab) / np.maximum(length * length, 1e-12)
+    lo = np.clip(along - 0.5 * keep / np.maximum(length, 1e-12), 0.0, 1.0)
+    hi = np.clip(along + 0.5 * keep / np.maximum(length, 1e-12), 0.0, 1.0)
+    counts = np.ceil((hi - lo) * length / (0.5 * resolution)).astype(int) + 1
+    first = np.repeat(np.cumsum(counts) - counts, counts)
+    row = np.repeat(np.arange(len(walls)), counts)
+    t = lo[row] + (hi - lo)[row] * (np.arange(counts.sum()) - first) / np.maximum(
+        counts[row] - 1, 1)
+    points = a[row] + t[:, None] * ab[row]
+    cols = np.rint((points[:, 0] - axis[0][0]) / resolution).astype(int)
+    rows = np.rint((points[:, 1] - axis[1][0]) / resolution).astype(int)
+    inside = (cols >= 0) & (cols < size) & (rows >= 0) & (rows < size)
+    drawn[rows[inside], cols[inside]] = True
+    if not drawn.any():
+        return
+    lethal |= distance_transform_edt(~drawn, sampling=resolution) < reach
 
 
 def _clear(lethal, a, b):
