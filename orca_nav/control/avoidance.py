@@ -19,7 +19,7 @@ from orca_nav.core.orca.solver import Agents, solve, SolverSettings
 from orca_nav.core.routes.way_round import way_blocked, way_round, WAY_ROUND_WINDOW
 
 from .commands import align_rate
-from .people import MovingObjects
+from .people import MovingObjects, PeopleConfig
 from .scan_memory import ScanMemory
 
 # A solver call that raises is re-run without the robot that makes it fail, at most this many
@@ -187,8 +187,9 @@ class Avoidance:
         Standing: the moving tracks and known people slower than SLOW_SPEED. A robot keeps its
         preferred velocity (bit for bit) unless one of them blocks its straight way toward its
         target (the goal or its route's carrot). With ``scan_way_round``, a robot without a
-        route (no map) also goes round the walls the scans show (every robot's memory, seen
-        within obstacle_timeout); a robot on a route leaves walls to its route and the solver.
+        route (no map) also goes round the walls the scans show (``ScanMemory.walls`` of
+        every robot, seen within obstacle_timeout); a robot on a route leaves walls to its
+        route and the solver.
         At most WAY_ROUND_BUDGET robots are planned per tick; the others blocked keep a
         direction planned within WAY_ROUND_KEEP, or their preferred velocity.
         """
@@ -203,7 +204,11 @@ class Avoidance:
         if cfg.scan_way_round and cfg.scan_enabled:
             unrouted = ~self.navigator.routed & obs.active[:c]
             if unrouted.any():
-                walls = self.scan_memory.walls(now, 0.0, 0.0, cfg.obstacle_timeout)
+                # Walls, not people: wider than a person, in one place for scan_wall_age.
+                width = PeopleConfig().max_diameter if cfg.people is None else \
+                    cfg.people.max_diameter
+                walls = self.scan_memory.walls(now, width, self.scan_wall_age,
+                                               cfg.obstacle_timeout)
         if not len(centres) and not (len(walls) and unrouted.any()):
             return prefs
         middle = walls.mean(axis=1)
