@@ -19,7 +19,7 @@ from orca_nav.core.orca.solver import Agents, solve, SolverSettings
 from orca_nav.core.routes.way_round import way_blocked, way_round, WAY_ROUND_WINDOW
 
 from .commands import align_rate
-from .people import MovingObjects, PeopleConfig
+from .people import MovingObjects
 from .scan_memory import ScanMemory
 
 # A solver call that raises is re-run without the robot that makes it fail, at most this many
@@ -204,10 +204,8 @@ class Avoidance:
         if cfg.scan_way_round and cfg.scan_enabled:
             unrouted = ~self.navigator.routed & obs.active[:c]
             if unrouted.any():
-                # Walls, not people: wider than a person, in one place for scan_wall_age.
-                width = PeopleConfig().max_diameter if cfg.people is None else \
-                    cfg.people.max_diameter
-                walls = self.scan_memory.walls(now, width, self.scan_wall_age,
+                # Walls, not people: in one place for scan_wall_age.
+                walls = self.scan_memory.walls(now, 0.0, self.scan_wall_age,
                                                cfg.obstacle_timeout)
         if not len(centres) and not (len(walls) and unrouted.any()):
             return prefs
