@@ -47,9 +47,9 @@ WAY_ROUND_CARROT = 1.0
 # each tick serves them all).
 WAY_ROUND_BUDGET = 16
 WAY_ROUND_KEEP = 0.5
-# [s] A scan segment wider than any person that the robots have seen in one place this long is
-# a wall: returns on it are no people (a piece of it seen past a robot was taken for a
-# person standing, and the robots went round it, or drove through the wall's end it hid).
+# [s] A scan segment the robots have seen in one place this long is a wall: the way round
+# goes round it (scan_way_round), and when it is also wider than any person, returns on it
+# are no people (a piece of it seen past a robot was taken for a walker).
 SCAN_WALL_AGE = 1.0
 
 

@@ -30,6 +30,7 @@ from orca_nav.core.perception.tracking import Tracker
 
 # Returns this close [m] to a map wall (occupied cell) are the wall, not an object.
 MAP_WALL_TOLERANCE = 0.15
+# Returns this close [m] to a scan wall the robot remembers (observe's walls) are that wall.
 SCAN_WALL_TOLERANCE = 0.1
 # Returns within a known robot's radius plus this [m] are that robot (as for scan segments).
 ROBOT_MARGIN = 0.1
