@@ -432,6 +432,33 @@ CUP_WALKERS = [{'name': f'p{k}', 'radius': 0.25, 'speed': 1.0, 'waypoints': [sta
                                                   ([4.1, -2.5], [4.1, -0.6])])]
 
 
+def _wall_between(context, drive, way_round):
+    """Two robots, no map, their goals straight behind a 4 m wall only the scans show."""
+    return run_fleet(context, ['robot1', 'robot2'], [(0.0, 0.0, 0.0), (4.0, 0.3, np.pi)],
+                     [(4.0, 0.0), (0.0, 0.3)], [drive] * 2, [0.2] * 2,
+                     {'drive': drive, 'scan_enabled': True, 'scan_way_round': way_round},
+                     max_time=40.0, walls=np.array([[[2.0, -2.0], [2.0, 2.0]]]))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('drive', ['holonomic', 'differential'])
+def test_robots_without_a_map_go_round_a_wall_their_scans_show(context, drive):
+    """
+    With scan_way_round the robots go round the wall's end; without it, they stand at it.
+
+    ORCA alone slides along a wall only as far as the goal's direction leans along it: here
+    it does not lean at all. Measured: both arrive in 14.6 s (holonomic) or 20.8 s
+    (differential) with the way round; neither in 40 s without.
+    """
+    world, stats, arrival = _wall_between(context, drive, True)
+    print(f'arrival {arrival} s with the way round; wall gap {world.min_wall_gap:.3f} m')
+    assert arrival is not None, f'not all arrived: poses {world.pose.round(2).tolist()}'
+    assert world.min_wall_gap >= 0.0 and world.min_gap >= 0.0
+    assert stats['tick_errors'] == 0
+    _, _, without = _wall_between(context, drive, False)
+    assert without is None, 'the scene is no test: they got round without the way round'
+
+
 def _cup(context, drive, way_round):
     """Run the robot into the cup; return (world, arrival time or None)."""
     s = scenario_from_dict({

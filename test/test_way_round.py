@@ -3,7 +3,7 @@
 import math
 
 import numpy as np
-from orca_nav.core.routes.way_round import way_blocked, way_round
+from orca_nav.core.routes.way_round import segments_distance, way_blocked, way_round
 
 # Three people standing in a cup that opens toward a robot coming from the west, its goal
 # straight through them: the straight way and ORCA's slide along the nearest one end inside
@@ -66,3 +66,45 @@ def test_shut_in_by_people_the_way_leads_to_the_nearest_point_and_ends_there():
     # A target on a person (its disc lethal): the way leads toward it all the same.
     way = way_round(np.zeros(2), CUP[0], CUP, REACH, 1.0)
     assert way is not None and way[0] > 0.0
+
+
+# A 2 m wall at 75 degrees between a robot and its goal, as only the scans show it.
+WALL = np.array([[[-0.26, -0.97], [0.26, 0.97]]])
+NONE = np.zeros((0, 2))
+
+
+def test_the_straight_way_into_a_wall_is_blocked_and_the_way_round_passes_its_end():
+    start, target = np.array([1.0, 0.1]), np.array([-3.0, 0.0])
+    wall_reach = 0.2 + 0.1
+    assert way_blocked(start, target, NONE, np.zeros(0), 3.0, WALL, wall_reach)
+    assert not way_blocked(start, target, NONE, np.zeros(0), 3.0)  # no people, no walls
+    path = [start]
+    for _ in range(400):
+        p = path[-1]
+        if math.dist(p, target) < 0.05:
+            break
+        if way_blocked(p, target, NONE, np.zeros(0), 3.0, WALL, wall_reach):
+            way = way_round(p, target, NONE, np.zeros(0), 1.0, walls=WALL, wall_reach=wall_reach)
+            assert way is not None, f'no way round from {p}'
+        else:
+            way = (target - p) / math.dist(p, target)
+        path.append(p + 0.05 * way)
+    path = np.array(path)
+    assert math.dist(path[-1], target) < 0.05, path[-1]
+    gaps = np.array([segments_distance(WALL, a, b)[0] for a, b in zip(path[:-1], path[1:])])
+    assert gaps.min() > wall_reach - 0.1, gaps.min()  # within one cell of the grown wall
+    assert np.hypot(*np.diff(path, axis=0).T).sum() < 1.3 * math.dist(start, target)
+
+
+def test_segments_distance_matches_sampled_points():
+    rng = np.random.default_rng(3)
+    walls = rng.uniform(-2.0, 2.0, (200, 2, 2))
+    a, b = np.array([-1.0, 0.5]), np.array([1.5, -0.3])
+    got = segments_distance(walls, a, b)
+    s = np.linspace(0.0, 1.0, 801)[:, None]
+    line = a + s * (b - a)
+    wall_points = walls[:, None, 0] + s[None] * (walls[:, None, 1] - walls[:, None, 0])
+    brute = np.hypot(*(wall_points[:, :, None] - line[None, None]).transpose(3, 0, 1, 2)
+                     ).min(axis=(1, 2))
+    assert np.all(got <= brute + 1e-9)
+    assert np.all(brute - got < 0.01)  # sampled at 1/800 of each

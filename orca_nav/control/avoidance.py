@@ -8,6 +8,7 @@ that makes the solver fail is left out of the tick (``solve_isolating``), not th
 """
 
 from functools import partial
+import math
 
 import numpy as np
 from orca_nav.core import Obstacles
@@ -15,7 +16,7 @@ from orca_nav.core.geometry import convex_hull, placed_polygon
 from orca_nav.core.orca.keepout import keep_out
 from orca_nav.core.orca.lines import SLOW_SPEED
 from orca_nav.core.orca.solver import Agents, solve, SolverSettings
-from orca_nav.core.routes.way_round import way_blocked, way_round
+from orca_nav.core.routes.way_round import way_blocked, way_round, WAY_ROUND_WINDOW
 
 from .commands import align_rate
 from .people import MovingObjects
@@ -46,6 +47,10 @@ WAY_ROUND_CARROT = 1.0
 # each tick serves them all).
 WAY_ROUND_BUDGET = 16
 WAY_ROUND_KEEP = 0.5
+# [s] A scan segment the robots have seen in one place this long is a wall: the way round
+# goes round it (scan_way_round), and when it is also wider than any person, returns on it
+# are no people (a piece of it seen past a robot was taken for a walker).
+SCAN_WALL_AGE = 1.0
 
 
 # A robot with a footprint is avoided as the hull of its polygon at these fractions of the
@@ -140,6 +145,7 @@ class Avoidance:
         self.people_rejected = 0   # known people rows refused (set_people)
         self.ways_round = {}       # robot row -> (time, direction) of its last way round
         self._way_turn = 0         # the row the next tick's way-round budget starts at
+        self.scan_wall_age = SCAN_WALL_AGE  # [s] (a test sets it to compare)
 
     def avoid(self, cfg, now, inputs, obs, steering, limits, people, warnings):
         """
@@ -180,32 +186,54 @@ class Avoidance:
 
         Standing: the moving tracks and known people slower than SLOW_SPEED. A robot keeps its
         preferred velocity (bit for bit) unless one of them blocks its straight way toward its
-        target (the goal or its route's carrot); walls are left to the solver. At most
-        WAY_ROUND_BUDGET robots are planned per tick; the others blocked keep a direction
-        planned within WAY_ROUND_KEEP, or their preferred velocity.
+        target (the goal or its route's carrot). With ``scan_way_round``, a robot without a
+        route (no map) also goes round the walls the scans show (``ScanMemory.walls`` of
+        every robot, seen within obstacle_timeout); a robot on a route leaves walls to its
+        route and the solver.
+        At most WAY_ROUND_BUDGET robots are planned per tick; the others blocked keep a
+        direction planned within WAY_ROUND_KEEP, or their preferred velocity.
         """
         prefs = steering.prefs
-        if not cfg.person_way_round or not len(others.positions):
-            return prefs
-        standing = np.hypot(*others.velocities.T) < SLOW_SPEED
-        if not standing.any():
-            return prefs
-        centres = others.positions[standing]
-        out = prefs.copy()
+        centres, radius = np.zeros((0, 2)), np.zeros(0)
+        if cfg.person_way_round and len(others.positions):
+            standing = np.hypot(*others.velocities.T) < SLOW_SPEED
+            centres, radius = others.positions[standing], others.radius[standing]
         c = cfg.n_controlled
+        walls = np.zeros((0, 2, 2))
+        unrouted = np.zeros(c, bool)
+        if cfg.scan_way_round and cfg.scan_enabled:
+            unrouted = ~self.navigator.routed & obs.active[:c]
+            if unrouted.any():
+                # Walls, not people: in one place for scan_wall_age.
+                walls = self.scan_memory.walls(now, 0.0, self.scan_wall_age,
+                                               cfg.obstacle_timeout)
+        if not len(centres) and not (len(walls) and unrouted.any()):
+            return prefs
+        middle = walls.mean(axis=1)
+        half = 0.5 * np.hypot(*(walls[:, 1] - walls[:, 0]).T)
+        out = prefs.copy()
         speed = np.hypot(*prefs[:c].T)
         rows = np.flatnonzero(obs.active[:c] & (speed > 0.0) & ~steering.locked)
         rows = np.roll(rows, -int(np.searchsorted(rows, self._way_turn)))
         planned = 0
         for i in rows:
-            reach = others.radius[standing] + obs.contact_radius[i] + WAY_ROUND_PAD
+            reach = radius + obs.contact_radius[i] + WAY_ROUND_PAD
+            wall_reach = obs.contact_radius[i] + WAY_ROUND_PAD
             start = obs.orca_pos[i]
-            if not way_blocked(start, steering.target[i], centres, reach, WAY_ROUND_LOOK):
+            seen = None
+            if unrouted[i]:
+                # Only the walls that may come within its look (and the grid's window).
+                near = (np.hypot(*(middle - start).T) - half
+                        < max(WAY_ROUND_LOOK, math.sqrt(2.0) * WAY_ROUND_WINDOW) + wall_reach)
+                seen = walls[near]
+            if not way_blocked(start, steering.target[i], centres, reach, WAY_ROUND_LOOK,
+                               seen, wall_reach):
                 continue
             if planned < WAY_ROUND_BUDGET:
                 planned += 1
                 self._way_turn = i + 1
-                way = way_round(start, steering.target[i], centres, reach, WAY_ROUND_CARROT)
+                way = way_round(start, steering.target[i], centres, reach, WAY_ROUND_CARROT,
+                                walls=seen, wall_reach=wall_reach)
                 self.ways_round[i] = (now, way)
             else:
                 then, way = self.ways_round.get(i, (-np.inf, None))
@@ -339,7 +367,9 @@ class Avoidance:
         if scans:
             model = wall_model(self.navigator)
             people.observe(scans, poses, present, cfg.radius, cfg.scan_sensor_offset,
-                           None if model is None else model.grid)
+                           None if model is None else model.grid,
+                           lambda i: self.scan_memory.walls(
+                               now, people.config.max_diameter, self.scan_wall_age, robot=i))
         return people.moving(now)
 
     def known_people(self, cfg, inputs, warnings):

@@ -100,6 +100,7 @@ class FleetConfig:
     # Robots whose straight way runs into standing people plan a way round them
     # (core.routes.way_round).
     person_way_round: bool
+    scan_way_round: bool                   # the way round walls the scans show
     # Acceleration limits, (N,) or scalar, 0 = unlimited (docs/acceleration.md): ORCA picks
     # only velocities reachable from the last command within one period, and the drive
     # mapping clips each command's change to them.

@@ -327,6 +327,10 @@ PARAMS = (
        'A robot whose straight way to its goal or carrot runs into standing people (tracks '
        'and known people slower than 0.25 m/s) heads round them, planned on a small grid of '
        'its own: ORCA alone stops in the wedge between two of them'),
+    _p('scan_way_round', True, 'bool',
+       'A robot without a route (no map) whose straight way to its goal runs into a wall its '
+       'scans show heads round it the same way (needs scan_enabled): ORCA alone slides '
+       'along the wall and stops where another robot meets it there'),
     _p('person_neighbor_dist', 10.0, 'double',
        'Moving tracks, known people and observed robots that do not avoid are looked for this '
        'far [m]', range=(0.01, 1000.0)),

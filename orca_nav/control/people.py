@@ -25,11 +25,13 @@ from dataclasses import dataclass
 import numpy as np
 from orca_nav.core.geometry import compose_pose
 from orca_nav.core.perception.detection import Detector
-from orca_nav.core.perception.scan import outside_discs, scan_to_points
+from orca_nav.core.perception.scan import nearest_segments, outside_discs, scan_to_points
 from orca_nav.core.perception.tracking import Tracker
 
 # Returns this close [m] to a map wall (occupied cell) are the wall, not an object.
 MAP_WALL_TOLERANCE = 0.15
+# Returns this close [m] to a scan wall the robot remembers (observe's walls) are that wall.
+SCAN_WALL_TOLERANCE = 0.1
 # Returns within a known robot's radius plus this [m] are that robot (as for scan segments).
 ROBOT_MARGIN = 0.1
 
@@ -106,14 +108,15 @@ class PeopleTracker:
             self.tracker = self._new_tracker(config)
             self._largest, self._walked = {}, set()  # the new tracker's ids start at 0
 
-    def observe(self, scans, poses, present, radius, sensor_offset, grid=None):
+    def observe(self, scans, poses, present, radius, sensor_offset, grid=None, walls=None):
         """
         Detect objects in each scan and update the tracks, scan by scan in time order.
 
         scans : list of ScanInput (fresh robots only); poses : (S, N, 3) every robot's pose at
         each scan's time; present (N,) bool robots to explain returns with; radius (N,) [m];
-        grid : GridMap or None (returns on its walls are no objects). A scan that cannot be
-        read is skipped (ScanMemory reports it).
+        grid : GridMap or None (returns on its walls are no objects); walls : None, or
+        walls(i) -> (M, 2, 2) the scan walls robot i knows (returns on them are no objects). A
+        scan that cannot be read is skipped (ScanMemory reports it).
         """
         if not self.config.enabled:
             return
@@ -132,14 +135,15 @@ class PeopleTracker:
             # view left then misplaces them, when it matters most).
             others = np.array(present, bool)
             others[i] = False
-            keep = self._unexplained(points, poses[k, :, :2], others, radius, grid)
+            keep = self._unexplained(points, poses[k, :, :2], others, radius, grid,
+                                     None if walls is None else walls(i))
             centres, radii, partial = self.detect(
                 points[keep], beam[keep], len(scan.ranges), scan.angle_increment, sensor[:2],
                 partial=True)
             self.tracker.update(scan.time, centres, radii, partial, sensor[:2])
 
     @staticmethod
-    def _unexplained(points, robots, present, radius, grid):
+    def _unexplained(points, robots, present, radius, grid, walls=None):
         """Return (P,) bool: returns on no known robot (scanner included) and no map wall."""
         keep = np.ones(len(points), bool)
         if len(points) == 0:
@@ -155,6 +159,12 @@ class PeopleTracker:
                 points[keep][inside]) <= MAP_WALL_TOLERANCE
             idx = np.flatnonzero(keep)
             keep[idx[near_wall]] = False
+        if walls is not None and keep.any():
+            idx = np.flatnonzero(keep)
+            # Called with no walls too: the kernel is compiled when a node warms up.
+            dist, _ = nearest_segments(points[idx, 0].copy(), points[idx, 1].copy(),
+                                       np.ascontiguousarray(walls, float))
+            keep[idx[dist <= SCAN_WALL_TOLERANCE]] = False
         return keep
 
     def moving(self, now: float) -> MovingObjects:

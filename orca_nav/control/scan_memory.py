@@ -1,10 +1,12 @@
 """Laser scans -> obstacle segments in the global frame, remembered for a short time."""
 
 from dataclasses import dataclass
+import math
 
 import numpy as np
 from orca_nav.core.geometry import compose_pose
-from orca_nav.core.perception.scan import recheck_segments, scan_to_points, scan_to_segments
+from orca_nav.core.perception.scan import (nearest_segments, recheck_segments, scan_to_points,
+                                           scan_to_segments)
 
 # A remembered segment is checked against each new scan at points this far apart [m] (at most
 # MAX_SAMPLES per segment): a beam that returns at such a point (within SEEN_TOLERANCE) sees
@@ -65,6 +67,7 @@ class ScanMemory:
         self._segments = [np.zeros((0, 2, 2))] * n_controlled
         self._seen = [np.zeros(0)] * n_controlled  # (M,) [s] per robot
         self._sighted = [np.zeros(0)] * n_controlled  # (M,) [s] a beam last returned on it
+        self._since = [np.zeros(0)] * n_controlled  # (M,) [s] first seen (views merged)
         self.rejected = 0  # scans refused as malformed
 
     def update(self, scans, pos, yaw, fresh, present, radius, sensor_offset, poses=None,
@@ -119,7 +122,9 @@ class ScanMemory:
 
     def _merge(self, i, new, scan, sensor):
         """Merge robot i's new segments (K, 2, 2) into its memory (see the class)."""
-        old, seen, sighted = self._segments[i], self._seen[i], self._sighted[i]
+        old, seen, sighted, since = (self._segments[i], self._seen[i], self._sighted[i],
+                                     self._since[i])
+        first = np.full(len(new), float(scan.time))
         if len(old):
             covered, refresh, shown, ends = recheck_segments(
                 old, new, scan.ranges, scan.angle_min, scan.angle_increment, scan.range_min,
@@ -127,19 +132,49 @@ class ScanMemory:
                 SEEN_TOLERANCE)
             seen = np.where(refresh, scan.time, seen)
             sighted = np.where(shown, scan.time, sighted)
+            if covered.any() and len(new):
+                # A view of a remembered segment again: the new one has stood there as long.
+                middle = old[covered].mean(axis=1)
+                _, nearest = nearest_segments(middle[:, 0].copy(), middle[:, 1].copy(),
+                                              np.ascontiguousarray(new, float))
+                np.minimum.at(first, nearest, since[covered])
             # The ends the beams pass through are cut off (an overhang past a wall's end).
             start, step = old[:, 0], old[:, 1] - old[:, 0]
             old = np.stack([start + ends[:, :1] * step, start + ends[:, 1:] * step], axis=1)
             keep = ~covered & (scan.time - sighted <= MAX_HIDDEN_TIME)
-            old, seen, sighted = old[keep], seen[keep], sighted[keep]
+            old, seen, sighted, since = old[keep], seen[keep], sighted[keep], since[keep]
         now = np.full(len(new), float(scan.time))
-        segments = np.concatenate([new, old])
-        seen = np.concatenate([now, seen])
-        sighted = np.concatenate([now, sighted])
-        if len(segments) > MAX_REMEMBERED:
-            newest = np.argsort(-seen, kind='stable')[:MAX_REMEMBERED]
-            segments, seen, sighted = segments[newest], seen[newest], sighted[newest]
-        self._segments[i], self._seen[i], self._sighted[i] = segments, seen, sighted
+        rows = (np.concatenate([new, old]), np.concatenate([now, seen]),
+                np.concatenate([now, sighted]), np.concatenate([first, since]))
+        if len(rows[0]) > MAX_REMEMBERED:
+            newest = np.argsort(-rows[1], kind='stable')[:MAX_REMEMBERED]
+            rows = tuple(r[newest] for r in rows)
+        self._segments[i], self._seen[i], self._sighted[i], self._since[i] = rows
+
+    def _keep(self, i, mask):
+        """Keep robot i's segments where mask (M,) bool is set."""
+        self._segments[i], self._seen[i] = self._segments[i][mask], self._seen[i][mask]
+        self._sighted[i], self._since[i] = self._sighted[i][mask], self._since[i][mask]
+
+    def walls(self, now, length, age, recent=math.inf, robot=None):
+        """
+        Return the segments the robots remember that look like walls: (M, 2, 2).
+
+        Longer than length [m] (wider than any person), there, seen again and again, for age
+        [s] at least by ``now`` (a wall, not people who walk side by side), and seen within
+        ``recent`` [s]; robot : that robot's memory only, or None for every robot's.
+        """
+        if robot is None:
+            seg = np.concatenate([np.zeros((0, 2, 2))] + self._segments)
+            since = np.concatenate([np.zeros(0)] + self._since)
+            seen = np.concatenate([np.zeros(0)] + self._seen)
+        else:
+            seg, since, seen = self._segments[robot], self._since[robot], self._seen[robot]
+        chosen = (now - since >= age) & (now - seen <= recent)
+        if length > 0.0:
+            ends = seg[:, 1] - seg[:, 0]
+            chosen &= np.einsum('ij,ij->i', ends, ends) > length * length
+        return seg[chosen]
 
     def remembered(self, i):
         """Return the segments (M, 2, 2) robot i remembers now."""
@@ -162,8 +197,7 @@ class ScanMemory:
         near[on_map] = grid.distance_to_obstacle(points[on_map]) <= MAP_WALL_TOLERANCE
         keep = ~near.reshape(3, -1).all(axis=0)
         if not keep.all():
-            self._segments[i] = seg[keep]
-            self._seen[i], self._sighted[i] = self._seen[i][keep], self._sighted[i][keep]
+            self._keep(i, keep)
 
     def segments(self, now, agent_index, timeout, shared):
         """
@@ -178,8 +212,7 @@ class ScanMemory:
         for i, seg in enumerate(self._segments):
             recent = now - self._seen[i] <= timeout
             if not recent.all():
-                self._segments[i], self._seen[i] = seg[recent], self._seen[i][recent]
-                self._sighted[i] = self._sighted[i][recent]
+                self._keep(i, recent)
                 seg = self._segments[i]
             if len(seg) and agent_index[i] >= 0:
                 segments.append(seg)

@@ -239,6 +239,33 @@ def scan_to_segments(ranges: ArrayLike, angle_min: float, angle_increment: float
 
 
 @njit(cache=True)
+def nearest_segments(x, y, segments):
+    """
+    Return (distance (K,) [m], index (K,)) of the segment nearest each point (x, y).
+
+    x, y (K,) float64 [m]; segments (M, 2, 2) float64. With no segment the distances are inf
+    and the indices -1. Compiled: no (K, M) array (a 720-beam scan against a few walls in
+    some 10 us).
+    """
+    k_pts = x.shape[0]
+    dist = np.full(k_pts, np.inf)
+    index = np.full(k_pts, -1, np.int64)
+    for j in range(segments.shape[0]):
+        ax, ay = segments[j, 0, 0], segments[j, 0, 1]
+        ex, ey = segments[j, 1, 0] - ax, segments[j, 1, 1] - ay
+        length_sq = max(ex * ex + ey * ey, 1e-18)
+        for k in range(k_pts):
+            px, py = x[k] - ax, y[k] - ay
+            t = min(max((px * ex + py * ey) / length_sq, 0.0), 1.0)
+            dx, dy = px - t * ex, py - t * ey
+            d = math.sqrt(dx * dx + dy * dy)
+            if d < dist[k]:
+                dist[k] = d
+                index[k] = j
+    return dist, index
+
+
+@njit(cache=True)
 def outside_discs(x, y, cx, cy, reach):
     """
     Return (K,) bool: which points (x, y) lie in none of the discs (cx, cy, reach).
@@ -663,3 +690,4 @@ def warmup() -> None:
                                 [(1.0, 0.0)], [0.2], extend_ends=True)
     recheck_segments(segments, segments, ranges, -math.pi, inc, 0.05, 6.0, (0.0, 0.0, 0.0),
                      0.05, 40, 0.05, 0.1)
+    nearest_segments(np.zeros(1), np.zeros(1), segments)

@@ -17,38 +17,64 @@ safe, this only says which way round.
 import math
 
 import numpy as np
+from scipy.ndimage import distance_transform_edt
 from skimage.graph import MCP_Geometric
+
+from ..geometry import point_segment_distance
 
 # [m] Cells of the local grid, and its half-width around the robot.
 WAY_ROUND_RESOLUTION = 0.1
 WAY_ROUND_WINDOW = 4.0
 
 
-def way_blocked(start, target, centres, reach, look):
+def way_blocked(start, target, centres, reach, look, walls=None, wall_reach=0.0):
     """
     Whether the segment from start toward target (its first ``look`` metres) passes a disc.
 
-    centres : (K, 2); reach : (K,) [m] each disc's radius grown by the robot's.
+    centres : (K, 2); reach : (K,) [m] each disc's radius grown by the robot's. walls : None
+    or (M, 2, 2) segments, passed within wall_reach [m] (the robot's radius and a pad) too.
     """
     way = np.asarray(target, float) - start
     length = math.hypot(*way)
-    if length < 1e-9 or not len(centres):
+    if length < 1e-9 or not (len(centres) or (walls is not None and len(walls))):
         return False
     end = start + way * min(1.0, look / length)
     seg = end - start
     t = np.clip((centres - start) @ seg / (seg @ seg), 0.0, 1.0)
     near = start + t[:, None] * seg
-    return bool(np.any(np.hypot(*(centres - near).T) < reach))
+    if np.any(np.hypot(*(centres - near).T) < reach):
+        return True
+    return walls is not None and bool(np.any(
+        segments_distance(np.asarray(walls, float), start, end) < wall_reach))
+
+
+def segments_distance(walls, a, b):
+    """Return the distances (M,) [m] between segments walls (M, 2, 2) and the segment ab."""
+    p, q = walls[:, 0], walls[:, 1]
+    # Apart, two segments are nearest at an end of one of them.
+    ends = np.minimum(point_segment_distance(np.array([a, b]), walls).min(axis=0),
+                      point_segment_distance(np.concatenate([p, q]),
+                                             np.array([[a, b]])).reshape(2, -1).min(axis=0))
+    d = b - a
+    e = q - p
+    denom = d[0] * e[:, 1] - d[1] * e[:, 0]
+    ap = p - a
+    with np.errstate(divide='ignore', invalid='ignore'):
+        t = (ap[:, 0] * e[:, 1] - ap[:, 1] * e[:, 0]) / denom
+        u = (ap[:, 0] * d[1] - ap[:, 1] * d[0]) / denom
+    cross = (denom != 0.0) & (t >= 0.0) & (t <= 1.0) & (u >= 0.0) & (u <= 1.0)
+    return np.where(cross, 0.0, ends)
 
 
 def way_round(start, target, centres, reach, carrot, window=WAY_ROUND_WINDOW,
-              resolution=WAY_ROUND_RESOLUTION):
+              resolution=WAY_ROUND_RESOLUTION, walls=None, wall_reach=0.0):
     """
     Return the unit direction from start round the discs toward target, or None.
 
     start, target : (2,) [m]; centres (K, 2), reach (K,) [m]: the standing discs grown by the
     robot's radius and a pad; a disc that already reaches the robot shrinks to leave it free
-    (squeezed against a person, the robot must still get out). The direction is toward the
+    (squeezed against a person, the robot must still get out). walls : None or (M, 2, 2)
+    segments, grown by wall_reach [m] and shrunk as the discs. The direction is toward the
     farthest point within ``carrot`` [m] along the way that is in sight over free cells.
     Shut in, the way leads to the reachable cell nearest the target; None when that is the
     robot's own.
@@ -69,6 +95,8 @@ def way_round(start, target, centres, reach, carrot, window=WAY_ROUND_WINDOW,
         xs = axis[0][lo_c:hi_c] - cx
         ys = axis[1][lo_r:hi_r] - cy
         lethal[lo_r:hi_r, lo_c:hi_c] |= xs[None, :] ** 2 + ys[:, None] ** 2 < r * r
+    if walls is not None and len(walls):
+        _grow_walls(lethal, axis, start, np.asarray(walls, float), wall_reach, resolution)
     costs = np.where(lethal, -1.0, 1.0)
     mcp = MCP_Geometric(costs, fully_connected=True)
     travelled, _ = mcp.find_costs([(n, n)])
@@ -87,6 +115,43 @@ def way_round(start, target, centres, reach, carrot, window=WAY_ROUND_WINDOW,
     way = points[k] - start
     length = math.hypot(*way)
     return way / length if length > 1e-9 else None
+
+
+def _grow_walls(lethal, axis, start, walls, wall_reach, resolution):
+    """
+    Mark the cells within wall_reach of the walls lethal, in place.
+
+    The walls are drawn into the grid and grown by a distance transform (exact to the cells'
+    size). Where the robot is nearer a wall than wall_reach already, the walls are grown by
+    a little less than that distance instead, so that its own cell stays free.
+    """
+    own = point_segment_distance(start[None], walls)[0].min()
+    reach = min(wall_reach, own - 0.5 * resolution)
+    if reach <= 0.0:
+        return
+    size = lethal.shape[0]
+    drawn = np.zeros_like(lethal)
+    # Every wall sampled at half-cell steps, all at once (a wall longer than the window's
+    # diagonal is cut to its part nearest the robot).
+    a, ab = walls[:, 0], walls[:, 1] - walls[:, 0]
+    length = np.hypot(*ab.T)
+    keep = 2.0 * math.sqrt(2.0) * (axis[0][-1] - axis[0][0])
+    along = np.einsum('ij,ij->i', start - a, ab) / np.maximum(length * length, 1e-12)
+    lo = np.clip(along - 0.5 * keep / np.maximum(length, 1e-12), 0.0, 1.0)
+    hi = np.clip(along + 0.5 * keep / np.maximum(length, 1e-12), 0.0, 1.0)
+    counts = np.ceil((hi - lo) * length / (0.5 * resolution)).astype(int) + 1
+    first = np.repeat(np.cumsum(counts) - counts, counts)
+    row = np.repeat(np.arange(len(walls)), counts)
+    t = lo[row] + (hi - lo)[row] * (np.arange(counts.sum()) - first) / np.maximum(
+        counts[row] - 1, 1)
+    points = a[row] + t[:, None] * ab[row]
+    cols = np.rint((points[:, 0] - axis[0][0]) / resolution).astype(int)
+    rows = np.rint((points[:, 1] - axis[1][0]) / resolution).astype(int)
+    inside = (cols >= 0) & (cols < size) & (rows >= 0) & (rows < size)
+    drawn[rows[inside], cols[inside]] = True
+    if not drawn.any():
+        return
+    lethal |= distance_transform_edt(~drawn, sampling=resolution) < reach
 
 
 def _clear(lethal, a, b):
@@ -122,4 +187,5 @@ def _way_end(travelled, lethal, axis, target, n):
     return None if best == (n, n) or not np.isfinite(total[best]) else best
 
 
-__all__ = ['way_blocked', 'way_round', 'WAY_ROUND_RESOLUTION', 'WAY_ROUND_WINDOW']
+__all__ = ['segments_distance', 'way_blocked', 'way_round', 'WAY_ROUND_RESOLUTION',
+           'WAY_ROUND_WINDOW']
