@@ -142,8 +142,8 @@ def test_a_scan_flood_is_read_in_turns_and_the_node_recovers_when_it_ends(contex
     Each scan read costs 2 ms more (injected), so reading all would take twice the period on
     any machine. The node reads the scans of a share of the robots per tick (round robin,
     never fewer than its floor, every robot's scan read before its walls expire), reports
-    ``overloaded`` with ``scans_deferred``, keeps its 10 Hz and commands the robot with a goal;
-    when the scans stop it reads all again and reports no overload.
+    ``overloaded`` with ``scans_deferred``, keeps ticking and commands the robot with a goal;
+    when the scans stop it reads all again and reports no overload. No rate is asserted.
     """
     names = [f'f{i:03d}' for i in range(FLOOD_N)]
     node = OrcaNavNode(context=context, node_name='orca_flood', parameter_overrides=[
@@ -213,13 +213,10 @@ def test_a_scan_flood_is_read_in_turns_and_the_node_recovers_when_it_ends(contex
             reads_of_i = [-1] + [k for k, robots in enumerate(settled) if i in robots]
             gaps = np.diff(reads_of_i + [len(settled)])
             assert len(reads_of_i) > 1 and gaps.max() <= turn, (i, gaps.max())
-        # The rate holds: ticks fit their period again once the quota has shrunk (they end
-        # near 80 % of it by design, so a busy machine may make one late now and then; reading
-        # every scan would take 200 ms a tick: 5 ticks and 5 missed periods a second).
-        ticks = [len(s['recent_tick_ms']) for s in flood]
-        missed = [s['recent_missed_periods'] for s in flood]
-        assert sum(ticks) >= 8 * len(flood), f'ticks per second under the flood: {ticks}'
-        assert sum(missed) <= len(flood), f'missed periods per second: {missed}'
+        # No rate is asserted (how many ticks fit a second depends on the machine and on the
+        # other test workers beside this one): the quota's answer to long ticks is checked
+        # in lock step by the test below. Here the node kept ticking through the flood.
+        assert all(s['recent_tick_ms'] for s in flood), flood
         assert all(s['recent_fresh_share'] == 1.0 for s in flood)
         assert commands and math.hypot(commands[-1].linear.x, commands[-1].linear.y) > 0.1
         warn = diagnostics[-1]
@@ -251,3 +248,21 @@ def test_the_scan_quota_shrinks_with_long_ticks_never_below_its_floor_and_grows_
     for _ in range(30):
         quota.update(0.01, 200)         # short ticks: back to every robot
     assert quota.quota == 400
+
+
+@pytest.mark.parametrize('base', [0.0, 0.035, 0.05])
+def test_the_scan_quota_brings_a_flooded_tick_back_within_its_period(base):
+    """
+    Lock step, no clock: the flood above, where a tick costs ``base`` plus SCAN_COST a scan.
+
+    Reading every robot's scan would take 200 ms and more; the quota settles where ticks fit
+    the 100 ms period again, without going below its floor (the floor's 40 ms leave 60 ms).
+    """
+    quota = ScanQuota(FLOOD_N, 0.1, 1.0)
+    ticks = []
+    for _ in range(40):
+        read = quota.quota
+        ticks.append(base + SCAN_COST * read)
+        quota.update(ticks[-1], read)
+    assert ticks[0] >= 0.2
+    assert max(ticks[10:]) <= 0.1 and quota.floor <= quota.quota < FLOOD_N, (ticks, quota.quota)
