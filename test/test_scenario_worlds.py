@@ -11,6 +11,7 @@ but this world has no scans, so the controller cannot see them: they are neither
 arrive nor judged for contact here.
 """
 
+from concurrent.futures import Future
 import dataclasses
 from dataclasses import dataclass
 
@@ -54,13 +55,48 @@ class WorldRun:
     commands: np.ndarray  # (T, N, 3) the commands sent (zero for observed robots)
 
 
-def run_world(scenario, drive, fleet=None, lag=0, **params):
+class LatePlanner:
+    """
+    A planning executor that runs each job at once but answers ``delay`` [s] later.
+
+    Later on ``clock()``, the world's time: the worker process of a node on a busy machine
+    (at its lower priority it may take tens of seconds for the first map).
+    """
+
+    def __init__(self, clock, delay):
+        """Answer ``delay`` [s] of ``clock()`` after each job is submitted."""
+        self.clock, self.delay = clock, delay
+
+    def submit(self, fn, *args):
+        """Run fn(*args) now; return a Future that is done ``delay`` from now."""
+        ready = self.clock() + self.delay
+        future = _LateFuture(lambda: self.clock() >= ready)
+        future.set_result(fn(*args))
+        return future
+
+    def shutdown(self, **kwargs):
+        """Nothing to stop."""
+
+
+class _LateFuture(Future):
+    def __init__(self, ready):
+        super().__init__()
+        self.ready = ready
+
+    def done(self):
+        return self.ready()
+
+
+def run_world(scenario, drive, fleet=None, lag=0, planner_delay=0.0, **params):
     """
     Drive the scenario to the end with the controller in the loop; return a WorldRun.
 
     fleet : FleetConfig fields to replace after the node's resolution (settings the node has
     no parameter for yet), or None. lag : periods by which every command takes effect late
     (the robots keep their previous commands meanwhile: a network, a slow base).
+    planner_delay : [s] the planning worker's answers (the map's preparation, each batch of
+    routes) come that late (LatePlanner); then, as in the demo, the goals come first and the
+    map one period later.
 
     The controller's settings are the node's: the demo's parameters for this scenario
     (orca_nav.sim.processes.node_params, incl. observed robots, weights and groups) plus
@@ -84,8 +120,12 @@ def run_world(scenario, drive, fleet=None, lag=0, **params):
     data, width, height, resolution, origin = scenario_grid(s)
     grid = GridMap.from_occupancy(data, width, height, resolution, origin)
     config = settings.fleet if fleet is None else dataclasses.replace(settings.fleet, **fleet)
-    ctrl = FleetController(config, settings.navigation, InlineExecutor())
-    ctrl.set_map(grid)
+    world = None
+    executor = (LatePlanner(lambda: world.time, planner_delay) if planner_delay
+                else InlineExecutor())
+    ctrl = FleetController(config, settings.navigation, executor)
+    if not planner_delay:
+        ctrl.set_map(grid)
     for k in range(c):
         ctrl.set_goal(k, *s.goals[row[k]])
     world = World(s)
@@ -95,6 +135,8 @@ def run_world(scenario, drive, fleet=None, lag=0, **params):
     poses, commands = [], []
     while world.time < s.timeout:
         t, pose = world.time, world.poses
+        if planner_delay and abs(t - PERIOD) < 1e-9:
+            ctrl.set_map(grid)
         for k in range(len(row)):
             i = row[k]
             inputs.set_odometry(k, x=pose[i, 0], y=pose[i, 1], yaw=pose[i, 2], time=t,

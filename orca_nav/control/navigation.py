@@ -146,6 +146,11 @@ class Navigator:
     def _use_map(self, grid):
         future = self._worker.submit_map(grid, self._clearances())
         self._pending_map = (grid, self._worker.map_id, future)
+        # From now on a robot without a route waits for one (PLANNING), as one whose goal came
+        # with a map does. Driving straight at its goal while the worker prepares the map (on
+        # a busy machine, seconds), it would meet the others where routes keep them apart:
+        # two carts head-on in an aisle, yawed, stuck face to face.
+        self.needs_plan |= ~self.external
 
     def _sight_radius(self):
         """
@@ -227,6 +232,10 @@ class Navigator:
         self.goal_changed(i)
         self._set_route(i, np.asarray(points, dtype=float))
         self.external[i], self.needs_plan[i] = True, False
+
+    def start_worker(self) -> None:
+        """Start the planning worker before the first map (``PlanningWorker.start``)."""
+        self._worker.start()
 
     def close(self) -> None:
         """Stop the worker (pending plans are dropped)."""
