@@ -79,6 +79,8 @@ class LatePlanner:
 
 
 class _LateFuture(Future):
+    """A finished Future that says it is done only once ``ready()``."""
+
     def __init__(self, ready):
         super().__init__()
         self.ready = ready
