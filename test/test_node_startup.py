@@ -120,8 +120,7 @@ def test_what_the_kernels_left_is_frozen_as_the_start_up_objects_are(context, he
         held_warmup.set()
         rig.spin_until(lambda: rig.node.kernels.ready, what='the kernels')
         # Frozen: in no generation a collection walks (gc.get_objects lists those). Not
-        # counted by gc.get_freeze_count: frozen start-up objects freed meanwhile (the
-        # planning worker's first job, say) lower it.
+        # counted by gc.get_freeze_count: frozen start-up objects freed meanwhile lower it.
         walked = {id(o) for o in gc.get_objects()}
         assert not any(id(h) in walked for h in held)
     finally:

@@ -398,10 +398,6 @@ class FleetController:
                                         nav.routed.copy(), nav.carrot.copy()),
                           counters=self.counters())
 
-    def start_planner(self) -> None:
-        """Start the route planning worker now rather than at the first map (the node)."""
-        self.navigator.start_worker()
-
     def close(self) -> None:
         """Stop the route planning worker (the controller plans no more)."""
         self.navigator.close()

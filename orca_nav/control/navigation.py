@@ -233,10 +233,6 @@ class Navigator:
         self._set_route(i, np.asarray(points, dtype=float))
         self.external[i], self.needs_plan[i] = True, False
 
-    def start_worker(self) -> None:
-        """Start the planning worker before the first map (``PlanningWorker.start``)."""
-        self._worker.start()
-
     def close(self) -> None:
         """Stop the worker (pending plans are dropped)."""
         self._worker.close()

@@ -118,16 +118,6 @@ class PlanningWorker:
                 initializer=_lower_priority)
         return self._executor
 
-    def start(self):
-        """
-        Start the worker now, without waiting for it (it is ready sooner when a map comes).
-
-        A worker process imports numpy, scipy and the planners before its first job: about
-        2 s on an idle machine, and at WORKER_NICENESS on a busy one many times that, during
-        which the first map waits and robots without a route with it.
-        """
-        self._pool().submit(os.getpid)
-
     def submit_map(self, grid, clearances):
         """Future of the new map's wall pieces (M, 2, 2); the map becomes the worker's map."""
         self.map_id += 1

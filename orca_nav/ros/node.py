@@ -61,7 +61,6 @@ class OrcaNavNode(Node):
         self.kernels = Kernels(self)
         p, names, c = self.settings.params, self.settings.names, self.settings.n_controlled
         self.controller = FleetController(self.settings.fleet, self.settings.navigation)
-        self.controller.start_planner()  # its imports run while the fleet comes up
         # Odometry, poses and scans: taken by the tick from the subscriptions of a node that
         # nothing spins (orca_nav.ros.intake). Public: tests and tools find them here.
         self.intake = IntakeNode.of(self)
