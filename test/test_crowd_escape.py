@@ -7,6 +7,8 @@ crowd episodes are driven by RVO2 itself (pyrvo) and do not see the robot, as in
 benchmark (benchmarks/bench_crowd.py, docs/crowds.md).
 """
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import numpy as np
 from orca_nav.control import FleetConfig, FleetController, FleetInputs
 from orca_nav.control import parameters as params
@@ -277,6 +279,37 @@ def test_a_differential_robots_way_out_is_one_it_can_drive():
     v, w = escape.unicycle_of(vx, vy, 0.0, 1.0, lookahead, 0.5, turn)
     assert (v, w) != (0.0, 0.0)
     assert bodies(vx, vy) == 0.0
+
+
+@settings(max_examples=200, deadline=None)
+@given(heading=st.floats(-4.0, 4.0), turned=st.floats(0.0, 1.0))
+def test_a_way_outs_turns_end_on_world_headings_kept_while_turning(heading, turned):
+    """
+    Each turning drive of the way out ends on a world heading of the grid (HEADING_GRID).
+
+    And part of the way through any such turn, the same drive to the same end heading is
+    still a candidate: picked again a step later, the turn goes on to its end instead of
+    restarting (a turn held for a fixed span from wherever the robot points, chosen again
+    every step, is a circle).
+    """
+    from orca_nav.core.orca import escape
+    grid = escape.HEADING_GRID
+
+    def turns(h):
+        rows = escape.unicycle_drives(h, 1.0, 0.0, 1.0, 0.0, 1.0, np.cos(h), np.sin(h), 0.1,
+                                      1.5)[3:]
+        rows = rows[rows[:, 1] != 0.0]
+        return rows, h + np.sign(rows[:, 1]) * rows[:, 2]
+
+    rows, ends = turns(heading)
+    assert len(rows) > 0 and (rows[:, 2] > 0.0).all()
+    assert np.allclose(np.round(ends / grid) * grid, ends, atol=1e-6)
+    for row, end in zip(rows, ends):
+        later = heading + np.sign(row[1]) * turned * (row[2] - 1e-6)
+        rows2, ends2 = turns(later)
+        same = ((rows2[:, 0] == row[0]) & (rows2[:, 1] == row[1]) & (rows2[:, 3] == row[3])
+                & np.isclose(ends2, end, atol=1e-6))
+        assert same.any(), (row, end, later)
 
 
 def _overtaken(lead_time, steps=30, dt=0.1):

@@ -219,6 +219,12 @@ UNICYCLE_TURN_SPAN = 0.5 * math.pi
 # at these fractions of max_speed: out of a walker's way where any arc would meet it.
 SPIN_SPANS = (0.25 * math.pi, 0.5 * math.pi, 0.75 * math.pi, math.pi)
 SPIN_SPEEDS = (1.0, 0.6)
+# [rad] Turns of the way out end on world headings of this grid: the next TURN_TARGETS on the
+# turn's side for the arcs (up to about a quarter turn), the next SPIN_TARGETS for the spins
+# (up to a half turn).
+HEADING_GRID = math.pi / 8.0
+TURN_TARGETS = 4
+SPIN_TARGETS = 8
 # [m] Resolution of the bodies' contact up to cap in a differential robot's way out.
 BODIES_GRAIN = 0.02
 # [m/s] What turning or driving the other way than now costs a differential way out, as
@@ -338,6 +344,87 @@ def unicycle_of(vx, vy, cos_h, sin_h, lookahead, max_speed, turn_rate):
 
 
 @njit(cache=True)
+def _turn_spans(heading, w, n):
+    """
+    Return the n turns [rad] from heading to the next n grid headings on w's side.
+
+    The grid is HEADING_GRID [rad] in the world frame: a turn that ends on a grid heading
+    ends there again when it is chosen again a step later (shorter by what was turned), so
+    the robot completes the turns it picks instead of circling on a turn restarted every step.
+    """
+    spans = np.empty(n)
+    g = HEADING_GRID
+    if w > 0.0:
+        first = (math.floor(heading / g) + 1.0) * g - heading
+    else:
+        first = heading - (math.ceil(heading / g) - 1.0) * g
+    if first < 1e-9:
+        first += g  # on a grid heading already: the straight drives hold it
+    for m in range(n):
+        spans[m] = first + m * g
+    return spans
+
+
+@njit(cache=True)
+def unicycle_drives(heading, max_speed, pref_x, pref_y, lp_x, lp_y, cos_h, sin_h, lookahead,
+                    turn_rate):
+    """
+    Return a differential robot's candidate drives, rows (v, w, span, v_after).
+
+    Standing still; the drives of the preferred velocity and of the linear programs' answer
+    (held for UNICYCLE_TURN_SPAN); UNICYCLE_SPEEDS straight on; UNICYCLE_SPEEDS x the turning
+    UNICYCLE_TURNS, each turning to one of the TURN_TARGETS next grid headings on its side
+    (``_turn_spans``) then straight on at v; spins in place at the largest yaw rate, either
+    way, to one of the SPIN_TARGETS next grid headings, then straight on at SPIN_SPEEDS.
+    """
+    n_turning = 0
+    for t in UNICYCLE_TURNS:
+        if t != 0.0:
+            n_turning += 1
+    n_speeds = len(UNICYCLE_SPEEDS)
+    n = 3 + n_speeds + n_speeds * n_turning * TURN_TARGETS + 2 * SPIN_TARGETS * len(SPIN_SPEEDS)
+    out = np.zeros((n, 4))
+    out[1, 0], out[1, 1] = unicycle_of(pref_x, pref_y, cos_h, sin_h, lookahead, max_speed,
+                                       turn_rate)
+    out[2, 0], out[2, 1] = unicycle_of(lp_x, lp_y, cos_h, sin_h, lookahead, max_speed,
+                                       turn_rate)
+    for r in range(3):
+        out[r, 2] = UNICYCLE_TURN_SPAN
+        out[r, 3] = out[r, 0]
+    r = 3
+    for s in UNICYCLE_SPEEDS:
+        out[r, 0] = s * max_speed
+        out[r, 2] = UNICYCLE_TURN_SPAN
+        out[r, 3] = s * max_speed
+        r += 1
+    for s in UNICYCLE_SPEEDS:
+        for t in UNICYCLE_TURNS:
+            if t == 0.0:
+                continue
+            w = t * turn_rate
+            # The point's speed |(v, w D)| within max_speed.
+            side = w * lookahead
+            room = math.sqrt(max(max_speed * max_speed - side * side, 0.0))
+            v = max(-room, min(s * max_speed, room))
+            spans = _turn_spans(heading, w, TURN_TARGETS)
+            for m in range(TURN_TARGETS):
+                out[r, 0] = v
+                out[r, 1] = w
+                out[r, 2] = spans[m]
+                out[r, 3] = v
+                r += 1
+    for s in SPIN_SPEEDS:
+        for sign in (1.0, -1.0):
+            spans = _turn_spans(heading, sign, SPIN_TARGETS)
+            for m in range(SPIN_TARGETS):
+                out[r, 1] = sign * turn_rate
+                out[r, 2] = spans[m]
+                out[r, 3] = s * max_speed
+                r += 1
+    return out
+
+
+@njit(cache=True)
 def escape_unicycle(i, positions, reach, contact, agent_nbrs, nbr_vel, lines, n_hard,
                     max_speed, pref_x, pref_y, lp_x, lp_y, cap, time_step, heading, lookahead,
                     turn_rate, now_x, now_y):
@@ -372,33 +459,13 @@ def escape_unicycle(i, positions, reach, contact, agent_nbrs, nbr_vel, lines, n_
     best_y = 0.0
     best = (math.inf, math.inf, math.inf, math.inf, -math.inf)
     best_value = -math.inf
-    n_grid = len(UNICYCLE_SPEEDS) * len(UNICYCLE_TURNS)
-    n_spin = 2 * len(SPIN_SPANS) * len(SPIN_SPEEDS)
-    for c in range(3 + n_grid + n_spin):
-        span = UNICYCLE_TURN_SPAN
-        if c == 0:
-            v = 0.0
-            w = 0.0
-        elif c == 1:
-            v, w = unicycle_of(pref_x, pref_y, cos_h, sin_h, lookahead, max_speed, turn_rate)
-        elif c == 2:
-            v, w = unicycle_of(lp_x, lp_y, cos_h, sin_h, lookahead, max_speed, turn_rate)
-        elif c < 3 + n_grid:
-            v = UNICYCLE_SPEEDS[(c - 3) // len(UNICYCLE_TURNS)] * max_speed
-            w = UNICYCLE_TURNS[(c - 3) % len(UNICYCLE_TURNS)] * turn_rate
-            # The point's speed |(v, w D)| within max_speed.
-            side = w * lookahead
-            room = math.sqrt(max(max_speed * max_speed - side * side, 0.0))
-            v = max(-room, min(v, room))
-        else:
-            # Spin in place, then straight on.
-            s_i = c - 3 - n_grid
-            v = 0.0
-            w = turn_rate if s_i % 2 == 0 else -turn_rate
-            span = SPIN_SPANS[(s_i // 2) % len(SPIN_SPANS)]
-        v_after = v
-        if c >= 3 + n_grid:
-            v_after = SPIN_SPEEDS[(c - 3 - n_grid) // (2 * len(SPIN_SPANS))] * max_speed
+    drives = unicycle_drives(heading, max_speed, pref_x, pref_y, lp_x, lp_y, cos_h, sin_h,
+                             lookahead, turn_rate)
+    for c in range(drives.shape[0]):
+        v = drives[c, 0]
+        w = drives[c, 1]
+        span = drives[c, 2]
+        v_after = drives[c, 3]
         vx = v * cos_h - w * lookahead * sin_h
         vy = v * sin_h + w * lookahead * cos_h
         viol = _line_violation(lines, n_hard, vx, vy)
