@@ -126,3 +126,17 @@ def test_half_planes_leaned_to_the_keep_out_let_a_walker_behind_pass(case, monke
     assert leaned['outcome'] == 'success'
     assert leaned['intrusion_ratio'] <= 5.0, (leaned['intrusion_ratio'],
                                               without['intrusion_ratio'])
+
+
+# Public cases where the differential robot was hit before its way out's turns ended on world
+# headings (e8b3c1e; traced in docs/crowds.md): it circled, backing on 0.4 m circles, or
+# switched drives every step while a walker closed.
+CIRCLED_CASES = (54, 78, 197, 207)
+
+
+@pytest.mark.parametrize('case', CIRCLED_CASES)
+def test_a_differential_robot_completes_its_turns_out_of_a_walkers_way(case):
+    """The node's defaults, differential: it arrives, untouched, in 30 s."""
+    record = pp.run_episode(case, pp.PPConfig(period=0.1, drive='differential'))
+    assert record['outcome'] == 'success', record
+    assert record['time'] <= 30.0, record['time']

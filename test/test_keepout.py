@@ -97,9 +97,12 @@ def run_with_walkers(walkers, walker_vel, goal, *, drive='holonomic', keepout=Tr
 
     Returns (arrived, intrusion share, smallest gap between the discs [m]). The walkers go
     straight on; the controller is told where they are each tick (known people). keepout:
-    on for either drive (``person_keepout_differential``), False: off, None: the defaults.
+    on for either drive (``person_keepout_differential``), False: off, None: the defaults,
+    'holonomic': on for holonomic robots only.
     """
-    knobs = ({} if keepout is None else {'person_keepout_differential': True} if keepout
+    knobs = ({} if keepout is None
+             else {'person_keepout_differential': False} if keepout == 'holonomic'
+             else {'person_keepout_differential': True} if keepout
              else {'person_keepout_time': 0.0})
     cfg = FleetConfig.uniform(['r'], radius=ROBOT_RADIUS, max_speed=1.0, drive=drive,
                               lookahead_distance=0.1, period=PERIOD, **knobs)
@@ -162,9 +165,19 @@ def test_the_robot_keeps_out_of_walkers_next_second(scene, drive):
     assert on[1] <= 0.5 * off[1], f'{scene} {drive}: intrusions {on[1]:.2f} vs {off[1]:.2f}'
 
 
-def test_differential_robots_keep_out_only_when_asked():
-    """By default a differential robot's preferred velocity is left alone (docs/crowds.md)."""
+def test_differential_robots_keep_out_by_default_unless_told_not_to():
+    """
+    A differential robot keeps out by default; ``person_keepout_differential`` false stops it.
+
+    docs/crowds.md: with the way out's turns ending on world headings, the keep-out takes the
+    differential robot's intrusions on CrowdNav++ under 8 % and its collisions down.
+    """
     walkers, vel = SCENES['overtaken']
     default = run_with_walkers(walkers, vel, (10.0, 0.0), drive='differential', keepout=None)
+    on = run_with_walkers(walkers, vel, (10.0, 0.0), drive='differential')
+    holonomic_only = run_with_walkers(walkers, vel, (10.0, 0.0), drive='differential',
+                                      keepout='holonomic')
     off = run_with_walkers(walkers, vel, (10.0, 0.0), drive='differential', keepout=False)
-    assert default == off
+    assert default == on
+    assert holonomic_only == off
+    assert on != off

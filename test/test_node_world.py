@@ -390,8 +390,7 @@ def _overtaken(context, drive, keepout_time):
     xy = []   # robot and walker positions after each period
     world, _, arrival = run_fleet(
         context, ['robot1'], [s.robots[0].start], [s.robots[0].goal], [drive], [0.2],
-        {'drive': drive, 'scan_enabled': True, 'person_keepout_time': keepout_time,
-         'person_keepout_differential': True},
+        {'drive': drive, 'scan_enabled': True, 'person_keepout_time': keepout_time},
         max_time=30.0, walls=np.zeros((0, 2, 2)), walkers=walkers,
         trace=lambda w: xy.append(w.sim.poses[:, :2].copy()))
     xy = np.array(xy)
@@ -406,7 +405,7 @@ def _overtaken(context, drive, keepout_time):
 @pytest.mark.parametrize('drive', ['holonomic', 'differential'])
 def test_a_walker_from_behind_is_let_past_not_run_ahead_of(context, drive):
     """
-    With person_keepout_time (and person_keepout_differential) it steps out of the way.
+    With person_keepout_time (the node's defaults, either drive) it steps out of the way.
 
     Without it (0) the robot runs on ahead of the walker, inside its next second, for most
     of the overtaking; with it, intrusions fall to at most half (a differential robot, which
