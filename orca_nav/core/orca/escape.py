@@ -433,10 +433,9 @@ def escape_unicycle(i, positions, reach, contact, agent_nbrs, nbr_vel, lines, n_
 
     Agent i is the point ``lookahead`` [m] ahead of a unicycle's axle with heading [rad],
     whose yaw rate is at most turn_rate [rad/s]: it cannot step sideways. The candidates are
-    drives (v, w), a grid of UNICYCLE_SPEEDS x UNICYCLE_TURNS, standing still, and the drives
-    of the preferred velocity and of the linear programs' answer, each rolled out up to cap
-    (``rollout_value``: an arc for a quarter turn, then straight) with the robot's own disc
-    (the contact distances less ``lookahead``). They rank as in ``escape_velocity``: the hard
+    ``unicycle_drives``, each rolled out up to cap (``rollout_value``: an arc until its
+    turn is done, then straight) with the robot's own disc (the contact distances less
+    ``lookahead``). They rank as in ``escape_velocity``: the hard
     lines (acceleration reach, the drive's band, obstacles) on the first step's velocity of
     the point, the contact within the step, the bodies' contact up to cap, then the time of
     first contact less the nearness to the preferred velocity pref (before the drive's
