@@ -312,6 +312,31 @@ def test_a_way_outs_turns_end_on_world_headings_kept_while_turning(heading, turn
         assert same.any(), (row, end, later)
 
 
+@settings(max_examples=200, deadline=None)
+@given(heading=st.floats(-4.0, 4.0), time_step=st.sampled_from([0.05, 0.1, 0.25]))
+def test_a_way_outs_first_step_turns_no_further_than_its_turn(heading, time_step):
+    """
+    A turn that ends within the first step turns by what is left of it, not a whole step.
+
+    A command is held for the step: a spin 4 deg short of its grid heading at 1.5 rad/s for
+    0.1 s would turn 8.6 deg, past the heading, and the spin back would be the best drive of
+    the next step (the robot swung about the heading on the spot, CrowdNav++ lidar case 27).
+    The step of such a drive turns exactly to its end and drives the rest of the step at the
+    speed after the turn; longer turns are unchanged.
+    """
+    from orca_nav.core.orca import escape
+    rows = escape.unicycle_drives(heading, 1.0, 0.0, 1.0, 0.0, 1.0, np.cos(heading),
+                                  np.sin(heading), 0.1, 1.5)[3:]
+    for v, w, span, v_after in rows:
+        v1, w1 = escape.within_step(v, w, span, v_after, time_step)
+        if w == 0.0 or span >= abs(w) * time_step:
+            assert (v1, w1) == (v, w)
+            continue
+        assert np.sign(w1) == np.sign(w)
+        assert abs(w1) * time_step == pytest.approx(span)
+        assert min(v, v_after) - 1e-12 <= v1 <= max(v, v_after) + 1e-12
+
+
 def _overtaken(lead_time, steps=30, dt=0.1):
     """
     Run a holonomic robot east at 1 m/s, a 1.2 m/s walker 1.6 m behind and 0.1 m beside.

@@ -425,6 +425,26 @@ def unicycle_drives(heading, max_speed, pref_x, pref_y, lp_x, lp_y, cos_h, sin_h
 
 
 @njit(cache=True)
+def within_step(v, w, span, v_after, time_step):
+    """
+    Return the (v, w) of a drive's first step, for a turn that ends within that step.
+
+    A drive turns at (v, w) until its heading has changed by span [rad], then goes straight
+    at v_after. A command is held for a whole step: where the turn is shorter than one step
+    at w, (v, w) for the step would turn past the turn's end (a spin 4 deg short of a grid
+    heading, at 1.5 rad/s and 0.1 s, turns 8.6 deg), and the way out would pick the spin
+    back the next step: the robot swings about the heading on the spot while its roll-outs
+    have it leave. So such a step turns by span exactly (w scaled) and drives the share of
+    the step left after the turn at v_after; the roll-out of the drive so changed is that
+    step's arc, then the rest as before.
+    """
+    if w == 0.0 or span >= abs(w) * time_step:
+        return v, w
+    share = span / (abs(w) * time_step)
+    return share * v + (1.0 - share) * v_after, share * w
+
+
+@njit(cache=True)
 def escape_unicycle(i, positions, reach, contact, agent_nbrs, nbr_vel, lines, n_hard,
                     max_speed, pref_x, pref_y, lp_x, lp_y, cap, time_step, heading, lookahead,
                     turn_rate, now_x, now_y):
@@ -465,6 +485,7 @@ def escape_unicycle(i, positions, reach, contact, agent_nbrs, nbr_vel, lines, n_
         w = drives[c, 1]
         span = drives[c, 2]
         v_after = drives[c, 3]
+        v, w = within_step(v, w, span, v_after, time_step)
         vx = v * cos_h - w * lookahead * sin_h
         vy = v * sin_h + w * lookahead * cos_h
         viol = _line_violation(lines, n_hard, vx, vy)
