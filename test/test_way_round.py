@@ -40,6 +40,25 @@ def test_the_straight_way_into_a_cup_of_people_is_blocked_and_the_way_round_arri
     assert np.hypot(*np.diff(path, axis=0).T).sum() < 1.6 * 5.0
 
 
+def test_starts_within_one_cell_get_the_same_way_past_a_gap_narrower_than_a_cell():
+    """
+    Two people whose grown discs leave a gap 0.055 m wide: the starts within one cell agree.
+
+    A grid laid from the start opened and shut that gap as the start moved by millimetres
+    (a differential robot's point ahead, as it turns), and the way flipped between the gap
+    and round either person. The cells lie on the world's multiples of the resolution now.
+    """
+    people = np.array([[-0.83, 0.3], [0.83, 0.3]])
+    reach = np.full(2, 0.8)
+    target = np.array([0.0, 1.5])
+    offsets = np.linspace(-0.045, 0.045, 7)
+    for centre in ([0.0, -1.0], [0.3, -0.8], [-0.2, -1.2]):
+        ways = np.array([way_round(np.array(centre) + (dx, dy), target, people, reach, 1.0)
+                         for dx in offsets for dy in offsets])
+        headings = np.degrees(np.arctan2(ways[:, 1], ways[:, 0]))
+        assert np.ptp(headings) < 8.0, (centre, headings.round(1))
+
+
 def test_a_clear_way_is_not_blocked_and_people_behind_the_target_do_not_count():
     start = np.array([0.0, 0.0])
     assert not way_blocked(start, np.array([0.0, 3.0]), CUP, REACH, 3.0)

@@ -216,10 +216,19 @@ class Avoidance:
         rows = np.flatnonzero(obs.active[:c] & (speed > 0.0) & ~steering.locked)
         rows = np.roll(rows, -int(np.searchsorted(rows, self._way_turn)))
         planned = 0
+        # From the robot's centre, round people with its body's radius: a differential
+        # robot's ORCA disc is its point ahead grown by the lookahead, which narrowed every
+        # gap between two people by twice that, and the start moved as the robot turned.
+        # Walls keep the reach of that disc: a scan's segment can end short of the wall, and
+        # a robot that passed a wall's end at its body's reach (plus the pad) touched it.
+        yaw = obs.ahead_yaw[:c]
+        centre = obs.orca_pos[:c] - obs.lookahead[:c, None] * np.column_stack(
+            [np.cos(yaw), np.sin(yaw)])
+        body = obs.contact_radius[:c] - obs.lookahead[:c]
         for i in rows:
-            reach = radius + obs.contact_radius[i] + WAY_ROUND_PAD
+            reach = radius + body[i] + WAY_ROUND_PAD
             wall_reach = obs.contact_radius[i] + WAY_ROUND_PAD
-            start = obs.orca_pos[i]
+            start = centre[i]
             seen = None
             if unrouted[i]:
                 # Only the walls that may come within its look (and the grid's window).

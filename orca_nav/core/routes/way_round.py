@@ -82,9 +82,16 @@ def way_round(start, target, centres, reach, carrot, window=WAY_ROUND_WINDOW,
     start = np.asarray(start, float)
     n = int(round(window / resolution))
     size = 2 * n + 1
-    origin = start - n * resolution
+    # The cells lie on multiples of resolution in the world, the robot in the one nearest it
+    # (its centre ``cell``): a start that moves by less than a cell (a differential robot's
+    # point ahead, when it turns) sees the same cells and gets the same way. A grid laid
+    # from the start itself opened and shut a gap of a few cells between two people as the
+    # start moved by millimetres, and the way flipped between the gap and round either side.
+    cell = np.round(start / resolution) * resolution
+    origin = cell - n * resolution
     axis = origin[0] + resolution * np.arange(size), origin[1] + resolution * np.arange(size)
     own = np.hypot(*(centres - start).T)
+    squeezed = own < reach
     reach = np.minimum(reach, own - 0.5 * resolution)
     lethal = np.zeros((size, size), bool)
     for (cx, cy), r in zip(centres, reach):
@@ -97,6 +104,7 @@ def way_round(start, target, centres, reach, carrot, window=WAY_ROUND_WINDOW,
         lethal[lo_r:hi_r, lo_c:hi_c] |= xs[None, :] ** 2 + ys[:, None] ** 2 < r * r
     if walls is not None and len(walls):
         _grow_walls(lethal, axis, start, np.asarray(walls, float), wall_reach, resolution)
+    lethal[n, n] = False  # the robot's cell (its centre may be within a disc shrunk to free it)
     costs = np.where(lethal, -1.0, 1.0)
     mcp = MCP_Geometric(costs, fully_connected=True)
     travelled, _ = mcp.find_costs([(n, n)])
@@ -113,6 +121,11 @@ def way_round(start, target, centres, reach, carrot, window=WAY_ROUND_WINDOW,
     while k > 1 and not _clear(lethal, path[0], path[k]):
         k -= 1
     way = points[k] - start
+    # Within a disc's reach already, the way does not go deeper (the robot's cell may lie a
+    # little nearer the disc than the robot).
+    for c in centres[squeezed]:
+        toward = (c - start) / max(math.hypot(*(c - start)), 1e-9)
+        way = way - max(way @ toward, 0.0) * toward
     length = math.hypot(*way)
     return way / length if length > 1e-9 else None
 
