@@ -341,6 +341,9 @@ class Avoidance:
         Rows (K) of the moving tracks and the known people: immovable, no acceleration limits.
 
         Where they will be when the commands take effect, going on with their velocity.
+        Those who stand (slower than SLOW_SPEED) are looked for only time_horizon ahead, as
+        robots are: a walker's person_time_horizon toward a person who stands let a robot
+        close only a fifth of the gap per second (a goal among people took twice as long).
         """
         lead = cfg.command_delay if cfg.latency_compensation else 0.0
         known = self.known_people(cfg, inputs, warnings)
@@ -362,7 +365,8 @@ class Avoidance:
         return Agents(position, velocity, velocity, radius, speed, active=np.zeros(k, bool),
                       max_accel=np.zeros(k), max_decel=np.zeros(k), accel_from=velocity,
                       margin=cfg.person_margin * ones,
-                      agent_horizon=cfg.person_time_horizon * ones,
+                      agent_horizon=np.where(speed < SLOW_SPEED, cfg.time_horizon,
+                                             cfg.person_time_horizon),
                       neighbor_reach=cfg.person_neighbor_dist * ones,
                       keep_margin=np.zeros(k, bool), heading=np.zeros(k),
                       lookahead=np.zeros(k), max_turn_rate=np.zeros(k),

@@ -302,7 +302,8 @@ PARAMS = (
     _p('person_time_horizon', 5.0, 'double',
        'Collisions with moving tracks, known people and observed robots that do not avoid '
        'are avoided this far ahead [s]; a person walking at 1 m/s toward a robot closes at '
-       '2 m/s', range=(0.01, 100.0)),
+       '2 m/s. People who stand (slower than 0.25 m/s) are looked for time_horizon ahead',
+       range=(0.01, 100.0)),
     _p('person_lead_time', 1.0, 'double',
        'Robots also keep clear of where each walking track or known person will be this far '
        'ahead [s] (its velocity held), while the margins are whole: they pass behind a walker '
