@@ -2,6 +2,8 @@
 
 import math
 import os
+import subprocess
+import sys
 import time
 
 from geometry_msgs.msg import Twist, TwistStamped
@@ -9,10 +11,11 @@ from helpers import Probe, seconds_of, spin_for, spin_until, yaw_of
 from nav_msgs.msg import OccupancyGrid, Odometry
 from nav_msgs.srv import GetMap
 import numpy as np
+import orca_nav
 from orca_nav.control.parameters import FLEET_BY_NAME
 from orca_nav.core.perception.raycast import cast_rays
 from orca_nav.sim.maps import scenario_grid
-from orca_nav.sim.node import MAP_QOS, MAP_TOPIC, SimNode
+from orca_nav.sim.node import MAP_QOS, MAP_TOPIC, SimNode, TEARDOWN_GRACE
 from orca_nav.sim.scenarios import load_scenario, scenario_from_dict, ScenarioError
 from orca_nav.sim.world import clamp_command, integrate, World
 import pytest
@@ -480,3 +483,24 @@ def test_a_second_simulator_of_the_same_robots_is_named(harness, world):
                  what='the second simulator gone')
     h.sim.check_alone()
     assert h.sim.others == []
+
+
+def test_a_teardown_that_hangs_ends_the_process_within_its_grace():
+    """After the ground truth is saved, a middleware teardown that hangs cannot outlast it."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(orca_nav.__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [root] + [p for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if p]))
+    code = ('import time\n'
+            'from orca_nav.sim.node import _exit_after\n'
+            'start = time.monotonic()\n'
+            '_exit_after(0.5, 3)\n'
+            'print(f"armed after {time.monotonic() - start:.3f} s", flush=True)\n'
+            'time.sleep(60.0)  # the teardown that hangs\n')
+    start = time.monotonic()
+    result = subprocess.run([sys.executable, '-c', code], env=env, capture_output=True,
+                            text=True, timeout=50.0)
+    took = time.monotonic() - start
+    assert result.returncode == 3, result.stderr
+    assert 'armed' in result.stdout
+    assert took < 30.0
+    assert 0.0 < TEARDOWN_GRACE < 5.0  # within launch's grace before its SIGTERM

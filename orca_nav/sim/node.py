@@ -41,6 +41,8 @@ import array
 import math
 import os
 import signal
+import sys
+import threading
 import time
 
 from geometry_msgs.msg import Twist, TwistStamped
@@ -68,6 +70,10 @@ TRAJECTORY_SAVE_PERIOD = 2.0  # [s] wall time between ground-truth snapshots on 
 TRAJECTORY_MAX_SAMPLES = 180000  # an hour at 50 Hz: a simulator left running stops recording
 MAP_TOPIC = '/map'
 STOP_POLL_PERIOD = 0.05  # [s] how often main() looks at the stop flag set by a signal
+# [s] Once the ground truth is saved, the middleware's teardown gets this long, then the
+# process exits anyway: in one run of the launch test the simulator saved at the signal and
+# was still there 5 s later (launch's grace before its SIGTERM).
+TEARDOWN_GRACE = 2.0
 # [s] between two looks for another simulator of the same robots on the domain (a left-over
 # one drives the same robots from its own world: the demo's robots do not get home).
 ALONE_CHECK_PERIOD = 3.0
@@ -363,8 +369,20 @@ def main(args=None):
             signal.signal(sig, signal.SIG_IGN)
         if node is not None:
             node.save_trajectory()
+            _exit_after(TEARDOWN_GRACE)
             node.destroy_node()
         rclpy.try_shutdown()
+
+
+def _exit_after(seconds, code=0):
+    """End the process with ``code`` in ``seconds``, unless it has ended (a daemon timer)."""
+    def leave():
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    timer = threading.Timer(seconds, leave)
+    timer.daemon = True
+    timer.start()
 
 
 if __name__ == '__main__':
