@@ -39,11 +39,13 @@ WORKER_NICENESS = 10
 
 
 def _lower_priority():
-    """Worker process initializer: be nice to the control process; leave Ctrl-C to it."""
-    os.nice(WORKER_NICENESS)
+    """Worker process initializer: leave Ctrl-C to the control process; be nice to it."""
     # Ctrl-C reaches every process of the terminal's group: the node stops its worker itself
     # (a KeyboardInterrupt here would only print a traceback, or fail a plan under way).
+    # The worker starts with SIGINT blocked (``PlanningWorker._pool``): one that came meanwhile
+    # is dropped here.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.nice(WORKER_NICENESS)
 
 
 def planner_key(key):
@@ -113,9 +115,20 @@ class PlanningWorker:
     def _pool(self):
         if self._executor is None:
             # forkserver: the worker does not inherit this process's DDS threads and sockets.
-            self._executor = ProcessPoolExecutor(
-                1, mp_context=multiprocessing.get_context('forkserver'),
-                initializer=_lower_priority)
+            # Started here with SIGINT blocked (the forkserver, if this starts it, and the
+            # worker inherit the mask): a Ctrl-C while the worker starts up, before its
+            # initializer ignores it, printed a KeyboardInterrupt traceback (a busy machine,
+            # the launch test's Ctrl-C 4.5 s after the map came). This thread's SIGINT is
+            # delivered when the mask is restored.
+            old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            try:
+                executor = ProcessPoolExecutor(
+                    1, mp_context=multiprocessing.get_context('forkserver'),
+                    initializer=_lower_priority)
+                executor.submit(int)  # starts the worker now, under the mask
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, old)
+            self._executor = executor
         return self._executor
 
     def submit_map(self, grid, clearances):

@@ -210,7 +210,7 @@ def escape_velocity(i, positions, reach, contact, agent_nbrs, nbr_vel, lines, n_
 
 # A differential robot's way out (``escape_unicycle``): forward speeds (fractions of
 # max_speed; negative: backing up) and yaw rates (fractions of the largest) held from now on.
-UNICYCLE_SPEEDS = (1.0, 0.6, 0.3, 0.0, -0.3, -0.6)
+UNICYCLE_SPEEDS = (1.0, 0.6, 0.3, 0.0, -0.3, -0.6, -1.0)
 UNICYCLE_TURNS = (-1.0, -0.5, 0.0, 0.5, 1.0)
 # [rad] A candidate turns until its heading has changed this much, then drives straight: a
 # quarter turn is the side step of a robot that cannot step sideways.
