@@ -65,6 +65,31 @@ def test_contact_gaps_are_those_of_brute_force():
         assert world.min_walker_gap == pytest.approx(min(people), abs=1e-12)
 
 
+@pytest.mark.parametrize('name', ['cart_warehouse', 'office_mapfile', 'narrow_door'])
+def test_skipping_robots_far_from_walls_gives_the_wall_minimum_of_measuring_every_one(name):
+    """
+    ``bound_contacts``: the same ``min_wall_gap`` at every step as measuring every robot.
+
+    Random walks (turning, both drives' commands) in scenes with polygons, free walls, a map
+    from a file and carts, into and out of the walls; teleports (a test moving a robot) too.
+    """
+    from orca_nav.sim.scenarios import load_scenario
+    scenario = load_scenario(name)
+    worlds = [World(scenario, bound_contacts=bound) for bound in (True, False)]
+    rng = np.random.default_rng(3)
+    n = len(scenario.robots)
+    for step in range(150):
+        commands = rng.uniform([-0.5, -0.5, -2.0], [1.5, 0.5, 2.0], (n, 3))
+        if step == 75:
+            for world in worlds:
+                world.poses[0, :2] = world.poses[-1, :2]
+                world.min_wall_gap = math.inf   # a test starting to count again
+        for world in worlds:
+            world.step(commands, 0.1, substeps=3)
+        assert worlds[0].min_wall_gap == worlds[1].min_wall_gap, step
+    assert worlds[0].min_wall_gap < 0.0   # the walks ran into walls
+
+
 @pytest.mark.parametrize('substeps, touched', [(1, False), (10, True)])
 def test_substeps_catch_a_contact_between_the_ends_of_a_step(substeps, touched):
     """A robot passing another within one step: the gap is measured at every substep."""

@@ -169,6 +169,8 @@ class World:
     scenario : orca_nav.sim.scenarios.Scenario (its rows in order; the poses start at its
         starts); scanner : the robots' laser (Scanner); seed : of the scan noise
     track_contacts : update the contact metrics after every (sub)step
+    bound_contacts : skip the robots that cannot lower ``min_wall_gap`` (the same minimum;
+        False measures every robot at every check)
 
     State: ``poses`` (N, 3) x, y, yaw [m, rad]; ``twists`` (N, 3) the body twists (vx, vy, wz)
     of the last step; ``time`` [s] simulated (the walkers' clock); ``min_gap``,
@@ -177,7 +179,8 @@ class World:
     robots).
     """
 
-    def __init__(self, scenario, scanner=Scanner(), seed=0, track_contacts=True):
+    def __init__(self, scenario, scanner=Scanner(), seed=0, track_contacts=True,
+                 bound_contacts=True):
         """Place every row at its start; no contact measured yet."""
         self.scenario = scenario
         self.scanner = scanner
@@ -198,6 +201,17 @@ class World:
         self.beam_offsets = scanner.offsets
         self._pairs = tuple(self.robots[k] for k in np.triu_indices(len(self.robots), 1))
         self.min_gap = self.min_wall_gap = self.min_walker_gap = math.inf
+        # The walls' bounds (``_wall_gaps``): each robot's last measured wall gap, as its disc
+        # and as its footprint, and the pose it was measured at (NaN: never).
+        self.bound_contacts = bool(bound_contacts)
+        k = len(self.robots)
+        self._disc_ref = (np.full((k, 2), np.nan), np.full(k, np.nan))
+        self._shape_ref = (np.full((k, 3), np.nan), np.full(k, np.nan))
+        self._reach = np.array([0.0 if f is None else float(np.hypot(*f.T).max())
+                                for f in self.footprints])
+        grid = scenario.grid_map()
+        # The map's wall distance is exact to within a cell's diagonal (GridMap).
+        self._wall_slack = 1e-9 + (0.0 if grid is None else math.sqrt(2.0) * grid.resolution)
 
     # --- motion ---------------------------------------------------------------------------
 
@@ -264,12 +278,7 @@ class World:
             gap = np.hypot(*(xy[iu] - xy[ju]).T) - radii[iu] - radii[ju]
             self.min_gap = min(self.min_gap, float(self._shape_gaps(gap).min()))
         if len(robots):
-            wall = self.scenario.obstacle_distance(xy[robots]) - radii[robots]
-            # A footprint's disc gap is a lower bound: its polygon only where it could matter.
-            for k in np.flatnonzero(wall < self.min_wall_gap):
-                if self.footprints[robots[k]] is not None:
-                    wall[k] = self.scenario.polygon_clearance(self._placed(robots[k]))
-            self.min_wall_gap = min(self.min_wall_gap, float(wall.min()))
+            self.min_wall_gap = min(self.min_wall_gap, self._wall_gaps())
         if len(robots) and len(self.walkers):
             d = xy[robots, None] - xy[None, self.walkers]
             gap = (np.hypot(d[..., 0], d[..., 1]) - radii[robots, None]
@@ -280,6 +289,47 @@ class World:
                     gap[k, w] = polygon_disc_gap(self._placed(robots[k]), xy[walker],
                                                  radii[walker])
             self.min_walker_gap = min(self.min_walker_gap, float(gap.min()))
+
+    def _wall_gaps(self):
+        """
+        Return the least robot-wall gap [m] now, or inf where none can lower ``min_wall_gap``.
+
+        A robot's disc gap is a lower bound of its footprint's, so its polygon is measured only
+        where that could matter. A gap measured at one pose shrinks by at most as much as the
+        robot moved since (its disc: the centre's travel; its footprint: that plus its
+        farthest vertex's arc, plus a map cell's diagonal for the map's distances): a robot
+        whose last gap less that travel stays above ``min_wall_gap`` is not measured again
+        (``bound_contacts``; the minimum is the same as measuring every robot).
+        """
+        robots, poses, least = self.robots, self.poses[self.robots], self.min_wall_gap
+        slack = self._wall_slack
+        disc_xy, disc_gap = self._disc_ref
+        shape_pose, shape_gap = self._shape_ref
+        need = np.ones(len(robots), bool)
+        if self.bound_contacts:
+            travel = np.hypot(*(poses[:, :2] - disc_xy).T)
+            # Never measured (NaN): needed. No walls at all (inf): never.
+            need = ~((disc_gap - travel > least + slack) | (disc_gap == math.inf))
+        rows = np.flatnonzero(need)
+        if len(rows) == 0:
+            return math.inf
+        disc_xy[rows] = poses[rows, :2]
+        disc_gap[rows] = (self.scenario.obstacle_distance(poses[rows, :2])
+                          - self.radii[robots[rows]])
+        gaps = disc_gap[rows].copy()
+        for n, k in enumerate(rows):
+            if self.footprints[robots[k]] is None or not gaps[n] < least:
+                continue
+            if self.bound_contacts:
+                turn = abs(float(wrap_angle(poses[k, 2] - shape_pose[k, 2])))
+                travel = (math.hypot(*(poses[k, :2] - shape_pose[k, :2]))
+                          + self._reach[robots[k]] * turn)
+                if shape_gap[k] - travel > least + slack:
+                    gaps[n] = math.inf
+                    continue
+            shape_pose[k] = poses[k]
+            shape_gap[k] = gaps[n] = self.scenario.polygon_clearance(self._placed(robots[k]))
+        return float(gaps.min())
 
     def _placed(self, i):
         """Return row i's footprint (K, 2) placed at its present pose [m]."""
