@@ -144,28 +144,33 @@ def warm_build(variants=BUILD_VARIANTS, robots=4, observed=2, jobs=1, library=Fa
     Do ``warmup_node_defaults``; return (seconds, kernels compiled in all processes).
 
     library : also compile the core's library modes (``orca_nav.core.warmup``: what tests and
-    benchmarks call), in a process of its own beside the others.
+    benchmarks call), after the node's variants in the same processes (most of the modes are
+    theirs: compiled once, not in a process of their own at the same time).
     """
     start = time.perf_counter()
     jobs = max(1, min(int(jobs), len(variants)))
     parts = [list(variants[k::jobs]) for k in range(jobs)]
     pool = None
-    if jobs > 1 or library:
+    if jobs > 1:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
         try:
-            pool = ProcessPoolExecutor(jobs - 1 + library,
-                                       mp_context=multiprocessing.get_context('spawn'))
+            pool = ProcessPoolExecutor(jobs - 1, mp_context=multiprocessing.get_context('spawn'))
         except (OSError, NotImplementedError, ValueError):  # no processes here: one at a time
             parts = [list(variants)]
     try:
         tasks = [(_warm_variants, part, robots, observed) for part in parts[1:]]
-        tasks += [(_warm_library,)] if library else []
+        # The library's modes after the node's variants, which compile most of them (numba's
+        # cache is shared): in this process in order, in the last worker in reverse order,
+        # so that the two meet halfway.
+        tasks += [(_warm_library, True)] if library and pool is not None else []
         others = [pool.submit(*task) for task in tasks] if pool is not None else []
         _warm_variants(parts[0], robots, observed)
         if pool is None:
             for fn, *args in tasks:
                 fn(*args)
+        if library:
+            _warm_library()
         # Each process counts its own compiles (this one: everything it ran).
         compiled = compiled_count() + sum(future.result() for future in others)
     finally:
@@ -174,10 +179,10 @@ def warm_build(variants=BUILD_VARIANTS, robots=4, observed=2, jobs=1, library=Fa
     return time.perf_counter() - start, compiled
 
 
-def _warm_library():
+def _warm_library(reverse=False):
     """Compile the core's library modes; return how many kernels this process compiled."""
     from orca_nav import core
-    core.warmup()
+    core.warmup(reverse)
     return compiled_count()
 
 
@@ -377,7 +382,7 @@ def main(argv=None):
                              'core)')
     parser.add_argument('--library', action='store_true',
                         help="also the core's library modes (orca_nav.core.warmup: what the "
-                             'tests and benchmarks call), in one more process')
+                             "tests and benchmarks call), after the node's variants")
     args = parser.parse_args(argv)
     import orca_nav
     here = os.path.realpath(orca_nav.__path__[0])
@@ -397,7 +402,7 @@ def main(argv=None):
         with open(os.path.join(folder, STAMP), 'w') as f:
             f.write(sources + '\n')
     print(f'orca_nav: numba kernels of {here} ready in {seconds:.1f} s ({compiled} compiled '
-          f'in {args.jobs + args.library} process{"es" if args.jobs + args.library > 1 else ""}'
+          f'in {args.jobs} process{"es" if args.jobs > 1 else ""}'
           f'{" with the library modes" if args.library else ""}, '
           f"{seeded} files taken from the sources' cache; cached in "
           f'{", ".join(sorted(_folders()))})')

@@ -26,11 +26,15 @@ from .perception.raycast import cast_rays, polygon_edges, polyline_edges
 from .perception.scan import scan_to_points, scan_to_segments
 
 
-def warmup() -> None:
-    """Compile every JIT kernel now (solver, scans, tracking): seconds once, then cached."""
-    _solver.warmup()
-    _scan.warmup()
-    _tracking.warmup()
+def warmup(reverse: bool = False) -> None:
+    """
+    Compile every JIT kernel now (solver, scans, tracking): seconds once, then cached.
+
+    reverse : in the opposite order (``solver.warmup``: two processes meet halfway).
+    """
+    steps = [lambda: _solver.warmup(reverse), _scan.warmup, _tracking.warmup]
+    for step in reversed(steps) if reverse else steps:
+        step()
 
 
 __all__ = ['Obstacles', 'agent_neighbors', 'cast_rays', 'compose_pose',

@@ -774,47 +774,62 @@ def _enforce_limits(vel, max_speed):
     return vel
 
 
-def warmup() -> None:
+def warmup(reverse: bool = False) -> None:
     """
     Compile the JIT kernels of ``compute_velocities``' modes now (cached on disk afterwards).
 
     For library use, benchmarks and tests. The node compiles what its own ticks run
     (``orca_nav.control.warmup``), whose argument types differ from these calls'.
+    reverse : the modes in the opposite order (a second process warming up beside a first
+    one meets it halfway: each mode compiled once, the other process loads it).
     """
+    calls = _warmup_calls()
+    for call in reversed(calls) if reverse else calls:
+        call()
+
+
+def _warmup_calls() -> list:
+    """``warmup``'s calls, each a mode (RVO2's first, the node's soft mode after)."""
     square = [(1.0, 1.0), (2.0, 1.0), (2.0, 2.0), (1.0, 2.0)]
     obstacles = Obstacles.build([square], segments=[[[-2.0, 0.0], [-2.0, 1.0]]])
     pos = np.array([[0.0, 0.0], [0.5, 0.1], [3.0, 3.0]])
     prefs = np.array([[1.0, 1.0], [-1.0, 0.0], [0.0, -1.0]])
     params = {'time_step': 0.1, 'neighbor_dist': 5.0, 'max_neighbors': 4, 'time_horizon': 2.0,
               'time_horizon_obst': 2.0, 'obstacles': obstacles, 'collision_guard': True}
-    compute_velocities(pos, np.zeros((3, 2)), prefs, 0.3, 1.0, **params)
-    # The kernels with shares: weights, an immovable agent and an ignored group.
-    compute_velocities(pos, np.zeros((3, 2)), prefs, 0.3, 1.0, weights=[0.2, 0.5, 1.0],
-                       groups=[0, 1, 0], ignore=[[False, True], [False, False], [False, False]],
-                       **params)
-    # The kernels with acceleration limits, plain and with shares (the controller's case).
-    compute_velocities(pos, np.zeros((3, 2)), prefs, 0.3, 1.0, max_accel=0.5, max_decel=1.0,
-                       **params)
-    compute_velocities(pos, np.zeros((3, 2)), prefs, 0.3, 1.0, weights=[0.2, 0.5, 1.0],
-                       max_accel=0.5, max_decel=1.0, **params)
+
+    def mode(velocities=None, radius=0.3, max_speed=1.0, **kwargs):
+        velocities = np.zeros((3, 2)) if velocities is None else velocities
+        return lambda: compute_velocities(pos, velocities, prefs, radius, max_speed,
+                                          **kwargs, **params)
+
+    calls = [
+        mode(),
+        # The kernels with shares: weights, an immovable agent and an ignored group.
+        mode(weights=[0.2, 0.5, 1.0], groups=[0, 1, 0],
+             ignore=[[False, True], [False, False], [False, False]]),
+        # The kernels with acceleration limits, plain and with shares (the controller's case).
+        mode(max_accel=0.5, max_decel=1.0),
+        mode(weights=[0.2, 0.5, 1.0], max_accel=0.5, max_decel=1.0),
+    ]
     # The soft mode (margins that yield, the ways out), the node's mode: with and without
     # shares and acceleration limits, a differential row among them (its way out), a walker
     # (immovable) beside it.
     soft = {'margin': [0.05, 0.3, 0.05], 'agent_horizon': [2.0, 5.0, 2.0],
             'neighbor_reach': [3.0, 10.0, 3.0], 'heading': [0.0, 3.0, 1.0],
             'lookahead': [0.1, 0.0, 0.0], 'max_turn_rate': 1.5, 'lead_time': [0.0, 1.0, 0.0]}
+    moving = np.array([[0.0, 0.0], [-1.0, 0.0], [0.0, 0.0]])
     for shares in ({}, {'immovable': [False, True, False]}):
         for limits in ({}, {'max_accel': 0.5, 'max_decel': 1.0}):
-            compute_velocities(pos, np.array([[0.0, 0.0], [-1.0, 0.0], [0.0, 0.0]]), prefs,
-                               0.3, 1.0, **soft, **shares, **limits, **params)
+            calls.append(mode(moving, **soft, **shares, **limits))
     # Footprints (0.9 x 0.6 m carts, two of them turned) with the margins they keep.
     cart = np.array([[0.45, 0.3], [-0.45, 0.3], [-0.45, -0.3], [0.45, -0.3]])
-    turned = np.stack([cart, cart[:, ::-1], cart])
-    compute_velocities(pos, np.zeros((3, 2)), prefs, np.full(3, 0.55), np.ones(3),
-                       margin=np.full(3, 0.05), keep_margin=np.ones(3, bool), footprint=turned,
-                       footprint_body=np.full(3, 0.01), **params)
+    calls.append(mode(radius=np.full(3, 0.55), max_speed=np.ones(3), margin=np.full(3, 0.05),
+                      keep_margin=np.ones(3, bool),
+                      footprint=np.stack([cart, cart[:, ::-1], cart]),
+                      footprint_body=np.full(3, 0.01)))
     # The guard's last resort, which only agents that could not give way reach.
-    nbrs = agent_neighbors(pos, 5.0, 4)
-    guard_args = (pos, np.array(prefs), np.full(3, 0.3), nbrs, 0.1, np.ones(3, bool))
-    brake_conflicts(*guard_args)
-    brake_conflicts(*guard_args, np.ones(3))
+    guard_args = (pos, np.array(prefs), np.full(3, 0.3), agent_neighbors(pos, 5.0, 4), 0.1,
+                  np.ones(3, bool))
+    calls.append(lambda: brake_conflicts(*guard_args))
+    calls.append(lambda: brake_conflicts(*guard_args, np.ones(3)))
+    return calls
