@@ -26,7 +26,6 @@ from typing import Optional
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.optimize import linear_sum_assignment
 
 from .checks import as_xy, finite_scalar, int_at_least, non_negative, positive
 from .detection import detect_objects
@@ -241,6 +240,9 @@ class Tracker:
                                                     sensor, self.gate, GATE_SIGMAS)
         rows = cols = np.empty(0, dtype=np.int64)
         if n_allowed:
+            # Imported here: scipy.optimize takes 0.3 s to import, and only nodes that track
+            # people need it; every node process would pay for it at start-up.
+            from scipy.optimize import linear_sum_assignment
             rows, cols = linear_sum_assignment(cost)
             ok = allowed[rows, cols]
             if not ok.all():

@@ -24,7 +24,6 @@ import math
 from typing import Optional, Tuple
 
 import numpy as np
-from scipy.signal import fftconvolve
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import dijkstra
 
@@ -153,6 +152,9 @@ class FootprintCells:
         box = obstacles[r0:r1, c0:c1].astype(float)
         band = self.band[r0:r1, c0:c1]
         fits = self.fits[r0:r1, c0:c1]
+        # Imported here: scipy.signal takes 0.4 s to import (scipy.stats with it), and only
+        # footprints need it; every node process would pay for it at start-up.
+        from scipy.signal import fftconvolve
         for k in range(HEADINGS):
             kernel = hit[k].reshape(rows.shape)
             # Correlation: cell (r, c) meets obstacle (r + dr, c + dc) where kernel[dr, dc].
