@@ -172,6 +172,31 @@ def test_planning_worker_process_ignores_ctrl_c(capfd):
     assert 'KeyboardInterrupt' not in err and 'Traceback' not in err, err
 
 
+# A process that gives its planning worker a long job (a big map on a busy machine), closes
+# the worker as the node does when it stops, and exits.
+LONG_JOB = ('import time, sys; from orca_nav.control.planning import PlanningWorker; '
+            'w = PlanningWorker(); pid = w.worker_pid(); w._pool().submit(time.sleep, 60); '
+            'time.sleep(0.5); w.close(); print(pid, flush=True)')
+
+
+def test_a_process_exits_at_once_though_its_planning_worker_is_busy():
+    """
+    The node's exit waited for the worker's job under way (a fresh clone's CI: the node ran
+    5 s after Ctrl-C, launch's grace, while its worker prepared a 240 x 240 map).
+    """
+    start = time.monotonic()
+    out = subprocess.run([sys.executable, '-c', LONG_JOB], capture_output=True, text=True,
+                         timeout=60, env=dict(os.environ))
+    took = time.monotonic() - start
+    assert out.returncode == 0 and 'Traceback' not in out.stderr, out.stderr
+    assert took < 10.0, f'exited after {took:.1f} s'
+    pid = int(out.stdout.split()[0])
+    deadline = time.monotonic() + 5.0
+    while pid_running(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not pid_running(pid), 'the worker outlived the process'
+
+
 @pytest.mark.slow
 def test_ctrl_c_while_the_kernels_compile_stops_the_node_at_once(context, tmp_path):
     """A cold cache: one line says so, the status is starting; SIGINT alone ends the node."""

@@ -146,6 +146,20 @@ class PlanningWorker:
         self._executor = ThreadPoolExecutor(1, thread_name_prefix='orca_plan')
 
     def close(self):
-        """Stop the worker; pending jobs are dropped."""
-        if self._executor is not None:
-            self._executor.shutdown(wait=False, cancel_futures=True)
+        """
+        Stop the worker; pending jobs are dropped, a job under way too.
+
+        A worker process is killed: the interpreter's exit joins it, and it would finish its
+        job first (a large map on a busy machine: seconds, beyond launch's grace after
+        Ctrl-C). Its plans are the only thing it holds.
+        """
+        if self._executor is None:
+            return
+        # The processes before shutdown forgets them (Python 3.14 has terminate_workers).
+        processes = list((getattr(self._executor, '_processes', None) or {}).values())
+        self._executor.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            try:
+                process.kill()
+            except (OSError, ValueError, AttributeError):  # gone already, or closed
+                pass
