@@ -181,8 +181,10 @@ LONG_JOB = ('import time, sys; from orca_nav.control.planning import PlanningWor
 
 def test_a_process_exits_at_once_though_its_planning_worker_is_busy():
     """
-    The node's exit waited for the worker's job under way (a fresh clone's CI: the node ran
-    5 s after Ctrl-C, launch's grace, while its worker prepared a 240 x 240 map).
+    Closing the worker ends its job under way: the process's exit does not wait for it.
+
+    The node's exit waited (a fresh clone's CI: the node ran 5 s after Ctrl-C, launch's
+    grace, while its worker prepared a 240 x 240 map).
     """
     start = time.monotonic()
     out = subprocess.run([sys.executable, '-c', LONG_JOB], capture_output=True, text=True,
