@@ -127,3 +127,31 @@ def test_what_the_kernels_left_is_frozen_as_the_start_up_objects_are(context, he
         rig.close()
         gc.unfreeze()
         gc.set_threshold(*threshold)
+
+
+def test_a_slow_load_of_a_warm_cache_is_not_called_compiling(monkeypatch):
+    """Past COMPILING_AFTER, the line says compiling only once a kernel missed the cache."""
+    from orca_nav.ros import startup
+    lines = []
+
+    class Log:
+
+        def warning(self, text):
+            lines.append(text)
+
+        info = debug = warning
+
+    kernels = object.__new__(startup.Kernels)
+    kernels._node = type('Node', (), {'get_logger': lambda self: Log()})()
+    kernels.started = startup.time.monotonic() - 10.0 * startup.COMPILING_AFTER
+    kernels._announced, kernels._ready = False, threading.Event()
+    kernels.reason = 'compiling the numba kernels (...)'
+    compiled = [0]
+    monkeypatch.setattr(W, 'compiled_count', lambda: compiled[0])
+    for _ in range(3):
+        assert kernels.check() is False   # loading, slowly: nothing said
+    assert lines == []
+    compiled[0] = 2                       # a kernel missed the cache
+    for _ in range(3):
+        kernels.check()
+    assert len(lines) == 1 and lines[0].startswith('compiling the numba kernels'), lines
