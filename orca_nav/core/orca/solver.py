@@ -60,6 +60,9 @@ def _writable(value: ArrayLike, dtype=None) -> np.ndarray:
     scalar, a caller's view) is another type: rows that reach the kernels are all writable,
     so that every caller shares the node's compiled variants.
     """
+    if (type(value) is np.ndarray and (dtype is None or value.dtype == dtype)
+            and value.flags.c_contiguous and value.flags.writeable):
+        return value   # what np.require returns here, without its cost (17 calls a solve)
     return np.require(value, dtype=dtype, requirements=['C', 'W'])
 
 
@@ -67,9 +70,8 @@ def _check_array(name: str, value: ArrayLike, shape: Tuple[int, ...]) -> np.ndar
     arr = _writable(value, dtype=float)
     if arr.shape != shape:
         raise ValueError(f'{name} must have shape {shape}, got {arr.shape}')
-    bad = ~np.isfinite(arr)
-    if np.any(bad):
-        row = int(np.argwhere(bad)[0][0])
+    if not np.isfinite(arr).all():
+        row = int(np.argwhere(~np.isfinite(arr))[0][0])
         raise ValueError(f'{name} has a NaN or infinite value at row {row}: {arr[row]!r}')
     return arr
 
@@ -157,9 +159,9 @@ def _checked_agent_arrays(positions: ArrayLike, velocities: ArrayLike,
     radius = _check_array('radius', np.broadcast_to(np.asarray(radius, float), (n,)), (n,))
     max_speed = _check_array('max_speed', np.broadcast_to(np.asarray(max_speed, float), (n,)),
                              (n,))
-    if np.any(radius <= 0):
+    if (radius <= 0).any():
         raise ValueError(f'radius must be positive, got {radius[radius <= 0][0]!r}')
-    if np.any(max_speed < 0):
+    if (max_speed < 0).any():
         raise ValueError(f'max_speed must be non-negative, got {max_speed[max_speed < 0][0]!r}')
     return positions, velocities, pref_velocities, radius, max_speed
 
@@ -198,7 +200,7 @@ def _responsibility(n: int, weights: Optional[ArrayLike], immovable: Optional[Ar
         # A writable copy: a read-only array would compile the kernels once more.
         weights = _check_array('weights', weights, (n,)).copy()
         out_of_range = (weights < 0.0) | (weights > 1.0)
-        if np.any(out_of_range):
+        if out_of_range.any():
             raise ValueError(f'weights must be within [0, 1], got {weights[out_of_range][0]!r}')
     if immovable is None:
         immovable = np.zeros(n, bool)
@@ -224,15 +226,15 @@ def _responsibility(n: int, weights: Optional[ArrayLike], immovable: Optional[Ar
             raise ValueError(f'groups must be integer group ids, got dtype {groups.dtype}')
         groups = _writable(groups, dtype=np.int64)
         bad = (groups < 0) | (groups >= ignore.shape[1])
-        if np.any(bad):
+        if bad.any():
             raise ValueError(f'groups must be within [0, {ignore.shape[1]}) (the columns of '
                              f'ignore), got {groups[bad][0]!r}')
-    any_immovable = bool(np.any(immovable))
-    any_ignored = bool(np.any(ignore))
-    if not any_immovable and not any_ignored and np.all(weights == weights[:1]):
+    any_immovable = bool(immovable.any())
+    any_ignored = bool(ignore.any())
+    if not any_immovable and not any_ignored and (weights == weights[:1]).all():
         return None, None, None
     responsibility = Responsibility(weights, immovable, groups, ignore)
-    if not (any_ignored or (any_immovable and not np.all(immovable))):
+    if not (any_ignored or (any_immovable and not immovable.all())):
         return responsibility, None, None
     # Group g becomes 2g (its movable members) and 2g + 1 (its immovable ones).
     search_ignore = np.repeat(ignore, 2, axis=1)
@@ -245,7 +247,7 @@ def _check_flags(name: str, value: ArrayLike, shape: Optional[Tuple[int, ...]]) 
     arr = np.asarray(value)
     if shape is not None and arr.shape != shape:
         raise ValueError(f'{name} must have shape {shape}, got {arr.shape}')
-    if arr.dtype != bool and not (arr.dtype.kind in 'iuf' and np.all((arr == 0) | (arr == 1))):
+    if arr.dtype != bool and not (arr.dtype.kind in 'iuf' and ((arr == 0) | (arr == 1)).all()):
         raise ValueError(f'{name} must hold booleans, got {arr.dtype} values')
     return _writable(arr, dtype=bool)
 
@@ -544,7 +546,7 @@ def _time_horizon(n: int, agent_horizon: Optional[ArrayLike], time_horizon: floa
     arr = np.broadcast_to(np.asarray(time_horizon if agent_horizon is None else agent_horizon,
                                      dtype=float), (n,))
     ok = np.isfinite(arr) & (arr > 0.0)
-    if not np.all(ok):
+    if not ok.all():
         raise ValueError(f'agent_horizon must be finite and positive, got {arr[~ok][0]!r}')
     return _writable(arr)
 
@@ -578,7 +580,7 @@ def _soft(n: int, margin: Optional[ArrayLike], horizon, neighbor_reach: Optional
         arr = np.broadcast_to(np.asarray(default if value is None else value, dtype=float),
                               (n,))
         ok = np.isfinite(arr) & ((arr >= 0.0) if lowest is not None else (arr > 0.0))
-        if not np.all(ok):
+        if not ok.all():
             kind = 'non-negative' if lowest is not None else 'positive'
             raise ValueError(f'{name} must be finite and {kind}, got {arr[~ok][0]!r}')
         out.append(_writable(arr))
@@ -590,7 +592,7 @@ def _soft(n: int, margin: Optional[ArrayLike], horizon, neighbor_reach: Optional
         drive_set = (np.zeros(n), np.zeros(n), np.zeros(n))
     lead = np.zeros(n) if lead_time is None else _check_array(
         'lead_time', np.broadcast_to(np.asarray(lead_time, float), (n,)), (n,)).copy()
-    if np.any(lead < 0.0):
+    if (lead < 0.0).any():
         raise ValueError(f'lead_time must be non-negative, got {lead[lead < 0][0]!r}')
     return SoftRows(out[0], out[1], cap, keep, *drive_set, lead,
                     _line_reference(n, line_reference))
@@ -605,7 +607,7 @@ def _line_reference(n: int, value: Optional[ArrayLike]) -> np.ndarray:
         raise ValueError(f'line_reference must have shape {(n, 2)}, got {arr.shape}')
     nan = np.isnan(arr)
     bad = ~(np.isfinite(arr).all(axis=1) | nan.all(axis=1))
-    if np.any(bad):
+    if bad.any():
         row = int(np.flatnonzero(bad)[0])
         raise ValueError(f'line_reference row {row} must be finite or NaN, got {arr[row]!r}')
     return arr.copy()
@@ -628,12 +630,12 @@ def _drive_set(n: int, heading: Optional[ArrayLike], lookahead: Optional[ArrayLi
                              (n,))
     turn = _check_array('max_turn_rate',
                         np.broadcast_to(np.asarray(max_turn_rate, float), (n,)), (n,))
-    if np.any(lookahead < 0.0):
+    if (lookahead < 0.0).any():
         raise ValueError(f'lookahead must be non-negative, got {lookahead[lookahead < 0][0]!r}')
-    if np.any((lookahead > 0.0) & (turn <= 0.0)):
+    if ((lookahead > 0.0) & (turn <= 0.0)).any():
         raise ValueError('max_turn_rate must be positive where lookahead > 0, got '
                          f'{turn[(lookahead > 0.0) & (turn <= 0.0)][0]!r}')
-    if not np.any(lookahead > 0.0):
+    if not (lookahead > 0.0).any():
         return None
     return heading.copy(), lookahead.copy(), turn.copy()
 
@@ -655,12 +657,12 @@ def _reach_set(n: int, max_accel: Optional[ArrayLike], max_decel: Optional[Array
             radii.append(np.full(n, np.inf))
             continue
         arr = np.broadcast_to(np.asarray(value, dtype=float), (n,))
-        if np.any(np.isnan(arr)) or np.any(arr < 0):
+        if np.isnan(arr).any() or (arr < 0).any():
             bad = arr[np.isnan(arr) | (arr < 0)][0]
             raise ValueError(f'{name} must be non-negative (0 or inf: unlimited), got {bad!r}')
         radii.append(np.where((arr > 0) & np.isfinite(arr), arr * time_step, np.inf))
     accel_r, decel_r = radii
-    if not (np.any(np.isfinite(accel_r)) or np.any(np.isfinite(decel_r))):
+    if not (np.isfinite(accel_r).any() or np.isfinite(decel_r).any()):
         if accel_from is not None:
             _check_array('accel_from', accel_from, (n, 2))
         return None
@@ -739,17 +741,17 @@ def _shapes(n: int, footprint: Optional[ArrayLike], body: Optional[ArrayLike],
         raise ValueError(f'footprint must have shape ({n}, V, 2), got {polygons.shape}')
     given = np.isfinite(polygons).all(axis=2)
     counts = given.sum(axis=1).astype(np.int64)
-    if np.any(given & (np.arange(polygons.shape[1]) >= counts[:, None])):
+    if (given & (np.arange(polygons.shape[1]) >= counts[:, None])).any():
         raise ValueError('footprint: the vertices of a polygon must come first, NaN rows after')
-    if not np.any(counts):
+    if not counts.any():
         return None
     if soft is None:
         raise ValueError('footprint needs the margins (margin=, the soft mode)')
-    if np.any((counts > 0) & (counts < 3)):
+    if ((counts > 0) & (counts < 3)).any():
         raise ValueError('footprint: a polygon needs at least 3 vertices')
     bodies = np.zeros(n) if body is None else np.broadcast_to(
         np.asarray(body, dtype=float), (n,)).copy()
-    if not np.all(np.isfinite(bodies)) or np.any(bodies < 0.0):
+    if not np.isfinite(bodies).all() or (bodies < 0.0).any():
         raise ValueError('footprint_body must be finite and >= 0')
     width = max(polygons.shape[1], 2)
     return (_writable(np.nan_to_num(polygons)), counts, bodies,
