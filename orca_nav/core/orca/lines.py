@@ -877,6 +877,36 @@ def _progresses(vx, vy, pref_x, pref_y, people):
     return vx * pref_x + vy * pref_y >= fraction * (pref_x * pref_x + pref_y * pref_y)
 
 
+@njit(cache=True, inline='always')
+def _levels(i, agent_nbrs, soft, shares, responsibility, near):
+    """
+    Return (ahead, the number of levels) of agent i's soft mode in ``solve_all``.
+
+    ahead: it avoids a walker with a lead (each scale first with where the walker will be).
+    The levels: MARGIN_SCALES (twice, ahead) and the stall level; or one, when every level
+    would build the first's lines: no margin of them is given up (its own and each
+    neighbour's are kept or zero, and no obstacle edge is near while its own is not zero:
+    its obstacle lines take the level's share of it) and every neighbour avoids back (share
+    below 1: no walking and standing rules of ``_level_margin``, no lines of where it will
+    be). The first level's answer is then each level's: a fleet of robots in a jam solved
+    the same linear program four times (each polygon pair's half-plane costs about 0.4 us).
+    """
+    margin, reach, cap, keep, heading, lookahead, turn_rate, lead, reference = soft
+    ahead = _avoids_a_walker(i, agent_nbrs, responsibility, lead)
+    n_levels = len(MARGIN_SCALES) * (1 + ahead) + 1
+    if margin[i] != 0.0 and (not keep[i] or near[0][i + 1] > near[0][i]):
+        return ahead, n_levels
+    for k in range(agent_nbrs.shape[1]):
+        j = agent_nbrs[i, k]
+        if j < 0:
+            break
+        if margin[j] != 0.0 and not keep[j]:
+            return ahead, n_levels
+        if responsibility is not None and shares[k] >= 1.0:
+            return ahead, n_levels
+    return ahead, 1
+
+
 # Margins (``solve_all``'s soft mode) are given up in these steps before an agent is left
 # without a velocity that keeps every half-plane: full, half, a quarter. A quarter stays: it
 # absorbs a step of prediction error (a walker turning, a command in effect earlier than
@@ -1090,8 +1120,7 @@ def solve_all(agents, near, times, responsibility, active, hard_step_lines, stuc
         ahead, n_scales = False, 1
         if soft is not None:
             margin, reach, cap, keep, heading, lookahead, turn_rate, lead, reference = soft
-            ahead = _avoids_a_walker(i, agent_nbrs, responsibility, lead)
-            n_scales = len(MARGIN_SCALES) * (1 + ahead) + 1
+            ahead, n_scales = _levels(i, agent_nbrs, soft, shares, responsibility, near)
         n_reach = 0
         kept, kept_x, kept_y = False, 0.0, 0.0
         # The scale of the margins toward walking neighbours that do not avoid: the levels'
