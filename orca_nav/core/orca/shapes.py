@@ -54,13 +54,13 @@ def disc_polygon(radius, out):
     return DISC_SIDES
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _turn(ox, oy, ax, ay, bx, by):
     """Return the cross product (a - o) x (b - o): > 0 when o, a, b turn left."""
     return (ax - ox) * (by - oy) - (ay - oy) * (bx - ox)
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def shape_difference(b, nb, a, na, out):
     """
     Write the convex polygon B (+) -A (counter-clockwise) into out; return its vertex count.
@@ -110,7 +110,7 @@ def shape_difference(b, nb, a, na, out):
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _orientation(q, n):
     """Return 1 if polygon q (n vertices) is counter-clockwise (or degenerate), -1 if not."""
     area = 0.0
@@ -119,7 +119,7 @@ def _orientation(q, n):
     return -1 if area < 0.0 else 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _lowest(q, n, sign):
     """Return the index of q's lowest vertex (least y, then x) of sign q (-1: of -q)."""
     best = 0
@@ -130,7 +130,7 @@ def _lowest(q, n, sign):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _closest_on_segment(vx, vy, ax, ay, bx, by):
     """Return the point of segment ab closest to v."""
     ex = bx - ax
@@ -142,7 +142,7 @@ def _closest_on_segment(vx, vy, ax, ay, bx, by):
     return ax + t * ex, ay + t * ey
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _polygon_exit(q, n, vx, vy):
     """
     Return (ux, uy, nx, ny): v's way to the boundary of convex polygon q (CCW) and the normal.
@@ -155,7 +155,7 @@ def _polygon_exit(q, n, vx, vy):
     return _exit(vx, vy, cx, cy, bnx, bny, inside)
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _nearest_edge(q, n, vx, vy, facing, best, cx, cy, bnx, bny, inside):
     """
     Return (best, cx, cy, bnx, bny, inside) updated by the edges of q (CCW) nearer to v.
@@ -186,7 +186,7 @@ def _nearest_edge(q, n, vx, vy, facing, best, cx, cy, bnx, bny, inside):
     return best, cx, cy, bnx, bny, inside
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _exit(vx, vy, cx, cy, nx, ny, inside):
     """Return (u, n) to boundary point c: n is the piece's normal, or (v - c) from outside."""
     ux = cx - vx
@@ -204,7 +204,7 @@ def _exit(vx, vy, cx, cy, nx, ny, inside):
     return ux, uy, nx, ny
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _cone_exit(q, n, vx, vy):
     """
     Return (ux, uy, nx, ny) to the boundary of the truncated cone of q (origin outside q).
@@ -270,7 +270,7 @@ def shape_line(k_poly, nk, px, py, vx, vy, inv_tau, inv_dt):
     return _line_into(k_poly, nk, px, py, vx, vy, inv_tau, inv_dt, np.empty((nk, 2)))
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _line_into(k_poly, nk, px, py, vx, vy, inv_tau, inv_dt, q):
     """``shape_line`` with scratch q of nk rows."""
     overlap = nk >= 3
@@ -289,7 +289,7 @@ def _line_into(k_poly, nk, px, py, vx, vy, inv_tau, inv_dt, q):
     return _cone_exit(q, nk, vx, vy)
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def offset_polygon(q, n, rho, out):
     """
     Write convex polygon q (CCW, n vertices) grown by rho >= 0 into out; return its count.
@@ -336,7 +336,7 @@ def offset_polygon(q, n, rho, out):
     return m
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _edge_normal(ax, ay, bx, by):
     """Return the unit outward normal of edge ab of a counter-clockwise polygon (its right)."""
     ex = bx - ax
@@ -347,7 +347,7 @@ def _edge_normal(ax, ay, bx, by):
     return ey / length, -ex / length
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _unit_sum(ax, ay, bx, by):
     """Return (a + b) / |a + b| for unit a, b less than a half turn apart."""
     x = ax + bx
@@ -358,7 +358,7 @@ def _unit_sum(ax, ay, bx, by):
     return x / length, y / length
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _half_turn(ix, iy, ox, oy, dot):
     """Return the unit direction halfway from unit i to unit o, turning counter-clockwise."""
     if dot >= 0.0:
@@ -393,7 +393,7 @@ def _tangent_pieces(out, m, cx, cy, rho, ix, iy, mx, my, ox, oy, halvings):
     return m + 4
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _circumscribed(cx, cy, rho, out):
     """Write the regular DISC_SIDES-gon circumscribed about disc (c, rho); return its count."""
     n = disc_polygon(rho, out)
@@ -421,7 +421,7 @@ def pair_shape_line(a, na, b, nb, rho, px, py, vx, vy, inv_tau, inv_dt, scratch=
                             scratch[na + nb:])
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def grown_shape_line(k_poly, nk, rho, px, py, vx, vy, inv_tau, inv_dt, scratch):
     """
     ``shape_line`` of difference k_poly (nk vertices) grown by rho [m] (``offset_polygon``).
