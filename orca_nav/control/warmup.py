@@ -33,6 +33,7 @@ import sys
 import time
 
 import numpy as np
+from orca_nav.core import geometry
 from orca_nav.core.routes.grid import GridMap
 
 from .config import FleetConfig, navigation_config, node_values
@@ -119,6 +120,7 @@ def warmup(config: FleetConfig, navigation=None) -> float:
     it took (about a second with a warm cache; a minute or more with a cold one).
     """
     start = time.perf_counter()
+    geometry.warmup()  # what a footprint's wall checks use, whether or not the scene meets one
     ctrl = FleetController(config, *(() if navigation is None else (navigation,)),
                            executor=InlineExecutor())
     try:

@@ -16,6 +16,7 @@ Public API::
     from orca_nav.core import scan_to_segments, cast_rays
 """
 
+from . import geometry as _geometry
 from .geometry import compose_pose, point_segment_distance, wrap_angle
 from .orca import solver as _solver
 from .orca.obstacles import Obstacles
@@ -28,11 +29,11 @@ from .perception.scan import scan_to_points, scan_to_segments
 
 def warmup(reverse: bool = False) -> None:
     """
-    Compile every JIT kernel now (solver, scans, tracking): seconds once, then cached.
+    Compile every JIT kernel now (solver, scans, tracking, geometry): seconds once, then cached.
 
     reverse : in the opposite order (``solver.warmup``: two processes meet halfway).
     """
-    steps = [lambda: _solver.warmup(reverse), _scan.warmup, _tracking.warmup]
+    steps = [lambda: _solver.warmup(reverse), _scan.warmup, _tracking.warmup, _geometry.warmup]
     for step in reversed(steps) if reverse else steps:
         step()
 

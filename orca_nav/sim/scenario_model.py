@@ -11,7 +11,8 @@ import math
 from pathlib import Path
 
 import numpy as np
-from orca_nav.core.geometry import point_segment_distance, polygon_segments_gap
+from orca_nav.core.geometry import (point_segment_distance, points_in_polygons,
+                                    polygon_segments_gap)
 from orca_nav.core.orca.drive import DRIVES
 from orca_nav.core.perception.raycast import polygon_edges
 
@@ -173,16 +174,7 @@ class Scenario:
                 np.concatenate(edges, axis=0) if edges else np.zeros((0, 2, 2)),
                 np.cumsum([0] + sizes[:-1]) if edges else np.zeros(0, int))
         edges, starts = self._cache['polygon_edges']
-        points = np.asarray(points, dtype=float).reshape(-1, 2)
-        if len(edges) == 0 or len(points) == 0:
-            return np.zeros(len(points), bool)
-        x, y = points[:, 0:1], points[:, 1:2]
-        x0, y0, x1, y1 = edges[:, 0, 0], edges[:, 0, 1], edges[:, 1, 0], edges[:, 1, 1]
-        straddles = (y0 > y) != (y1 > y)
-        with np.errstate(divide='ignore', invalid='ignore'):
-            x_cross = x0 + (y - y0) * (x1 - x0) / (y1 - y0)
-        crossings = np.add.reduceat((straddles & (x < x_cross)).astype(int), starts, axis=1)
-        return (crossings % 2 == 1).any(axis=1)
+        return points_in_polygons(points, edges, starts)
 
     def obstacle_segments(self):
         """
@@ -207,8 +199,11 @@ class Scenario:
         segs = self.shape_segments()
         if len(segs) == 0:
             return np.full(len(points), np.inf)
-        dist = np.concatenate([point_segment_distance(chunk, segs).min(axis=1)
-                               for chunk in np.array_split(points, 1 + len(points) // 4096)])
+        if len(points) <= 4096:
+            dist = point_segment_distance(points, segs).min(axis=1)
+        else:  # (P, M) at a time would be large
+            dist = np.concatenate([point_segment_distance(chunk, segs).min(axis=1)
+                                   for chunk in np.array_split(points, 1 + len(points) // 4096)])
         return np.where(self.inside_polygons(points), -dist, dist)
 
     def obstacle_distance(self, points):
