@@ -86,3 +86,42 @@ def test_polygon_segments_gap_is_convex_gap_of_each_segment():
         expected = [geometry.convex_gap(polygon, s) for s in segments]
         np.testing.assert_allclose(geometry.polygon_segments_gap(polygon, segments), expected,
                                    atol=1e-12)
+
+
+def test_point_segment_distance_is_numpys_formula_to_the_bit_and_keeps_nan():
+    """The compiled loop gives what the vectorised formula gives; a NaN segment gives NaN."""
+    rng = np.random.default_rng(2)
+    points = rng.normal(0.0, 3.0, (40, 2))
+    segments = rng.normal(0.0, 3.0, (9, 2, 2))
+    segments[0, 1] = segments[0, 0]  # length 0: the distance to its point
+    a = segments[None, :, 0, :]
+    ab = segments[None, :, 1, :] - a
+    ap = points[:, None, :] - a
+    t = np.clip((ap * ab).sum(axis=-1) / np.maximum((ab * ab).sum(axis=-1), 1e-18), 0.0, 1.0)
+    expected = np.linalg.norm(ap - t[..., None] * ab, axis=-1)
+    assert np.array_equal(geometry.point_segment_distance(points, segments), expected)
+    segments[1, 0, 0] = np.nan
+    assert np.isnan(geometry.point_segment_distance(points, segments)[:, 1]).all()
+
+
+def test_points_in_polygons_is_inside_any_of_them_even_odd():
+    """Several polygons at once equal each polygon's own test, or-ed."""
+    rng = np.random.default_rng(3)
+    square = np.array([[1.0, 1.0], [-1.0, 1.0], [-1.0, -1.0], [1.0, -1.0]])
+    polygons = [square, square * 0.5 + [2.0, 0.0], rng.normal(0.0, 1.0, (6, 2))]
+    edges = np.concatenate([geometry.polygon_edges(p) for p in polygons])
+    starts = np.array([0, 4, 8])
+    points = rng.uniform(-3.0, 3.0, (500, 2))
+
+    def even_odd(polygon):  # crossings of the ray toward +x, vectorised
+        x, y = points[:, 0:1], points[:, 1:2]
+        x0, y0 = polygon[None, :, 0], polygon[None, :, 1]
+        x1, y1 = np.roll(polygon, -1, axis=0)[None, :, 0], np.roll(polygon, -1, axis=0)[None, :, 1]
+        with np.errstate(divide='ignore', invalid='ignore'):
+            crossing = ((y0 > y) != (y1 > y)) & (x < x0 + (y - y0) * (x1 - x0) / (y1 - y0))
+        return crossing.sum(axis=1) % 2 == 1
+    each = np.array([even_odd(p) for p in polygons])
+    assert np.array_equal(geometry.points_in_polygon(points, polygons[2]), each[2])
+    assert np.array_equal(geometry.points_in_polygons(points, edges, starts), each.any(axis=0))
+    assert geometry.points_in_polygon(np.array([[0.0, 0.0], [1.5, 0.0]]), square).tolist() \
+        == [True, False]
