@@ -14,7 +14,7 @@ import numpy as np
 from orca_nav.core.geometry import convex_gap, placed_polygon, polygon_segments_gap
 from orca_nav.core.orca.obstacles import Obstacles
 from orca_nav.core.orca.shapes import (disc_polygon, offset_polygon, pair_shape_line,
-                                       shape_difference, shape_line)
+                                       scratch_rows, shape_difference, shape_line)
 from orca_nav.core.orca.solver import compute_velocities
 import pytest
 
@@ -223,8 +223,10 @@ def test_a_cart_and_a_disc_taking_half_each_keep_apart(a, r, rho, bearing, spare
     new = []
     for me, n_me, other, n_other, p, vm, vo in ((a, len(a), point, 1, pos, vi, vj),
                                                 (point, 1, a, len(a), -pos, vj, vi)):
+        # With work rows, as the solver calls it: the kernel the warm-up compiled.
+        scratch = np.empty((scratch_rows(n_me + n_other), 2))
         ux, uy, nx, ny = pair_shape_line(me, n_me, other, n_other, r + 2 * rho, p[0], p[1],
-                                         *(vm - vo), 1 / TAU, 1 / DT)
+                                         *(vm - vo), 1 / TAU, 1 / DT, scratch)
         line_point = vm + 0.5 * np.array([ux, uy])
         n = np.array([nx, ny])
         new.append(vm + max(0.0, (line_point - vm) @ n) * n)

@@ -648,6 +648,9 @@ def shape_obstacle_lines(lines, i, positions, velocities, polygons, counts, rho,
     """
     n = 0
     segment = np.empty((2, 2))
+    # The segment's vertex count as an int64, not the literal 2: numba would compile
+    # pair_shape_line once more for the literal's own type (seconds of a cold start).
+    n_segment = np.int64(2)
     vx = velocities[i, 0]
     vy = velocities[i, 1]
     for e in range(edges.shape[0]):
@@ -656,7 +659,7 @@ def shape_obstacle_lines(lines, i, positions, velocities, polygons, counts, rho,
         for end, o in ((0, o1), (1, o2)):
             segment[end, 0] = ob_point[o, 0] - positions[i, 0]
             segment[end, 1] = ob_point[o, 1] - positions[i, 1]
-        ux, uy, nx, ny = pair_shape_line(polygons[i], counts[i], segment, 2, rho, 0.0, 0.0,
+        ux, uy, nx, ny = pair_shape_line(polygons[i], counts[i], segment, n_segment, rho, 0.0, 0.0,
                                          vx, vy, inv_th_obst, inv_dt, scratch)
         n = _put(lines, n, vx + ux, vy + uy, ny, -nx)
     return n
