@@ -253,8 +253,7 @@ def test_kernel_with_default_shares_gives_the_same_bits(guard):
     The solver's kernel with the shares' arrays at their defaults equals its RVO2 specialisation.
 
     Called as ``compute_velocities`` calls it (``_solve_rows``: both passes of the guard and its
-    brake), so with the kernels the warm-up compiled. The soft mode (the node's) always runs
-    with the arrays, at their defaults where nobody has a share.
+    brake), so with the kernels the warm-up compiled.
     """
     for seed in range(4):
         pos, vel, pref, radius, max_speed, obstacles = scene_with_obstacles(100 + seed, 80)

@@ -242,12 +242,6 @@ def _responsibility(n: int, weights: Optional[ArrayLike], immovable: Optional[Ar
     return responsibility, 2 * groups + immovable, search_ignore
 
 
-def _default_shares(n: int) -> Responsibility:
-    """``orca.Responsibility`` of every pair sharing half-half, no agent immovable or ignored."""
-    return Responsibility(np.full(n, 0.5), np.zeros(n, bool), np.zeros(n, np.int64),
-                          np.zeros((n, 1), bool))
-
-
 def _check_flags(name: str, value: ArrayLike, shape: Optional[Tuple[int, ...]]) -> np.ndarray:
     """Booleans (or 0 / 1) of the given shape (any shape when None), as a C-ordered bool array."""
     arr = np.asarray(value)
@@ -487,11 +481,6 @@ def solve(agents: Agents, settings: SolverSettings,
                  _drive_set(n, agents.heading, agents.lookahead, agents.max_turn_rate),
                  agents.lead_time, agents.line_reference)
     shapes = _shapes(n, agents.footprint, agents.footprint_body, soft)
-    if soft is not None and responsibility is None:
-        # The soft mode always with the shares' arrays, at their defaults here (the same
-        # answers to the bit, test_responsibility.py): one compiled variant of the solver
-        # for both, not two (a node's cold start compiles each for seconds).
-        responsibility = _default_shares(n)
     if obstacles is None:
         obstacles = _no_obstacles()
     out = velocities.copy()
