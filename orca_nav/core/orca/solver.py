@@ -68,7 +68,7 @@ def _writable(value: ArrayLike, dtype=None) -> np.ndarray:
 
 def _rows(value: ArrayLike, n: int) -> np.ndarray:
     """
-    value as (n,) floats: the array itself when it has that shape, else broadcast (a view).
+    Return value as (n,) floats: the array itself when it has that shape, else broadcast.
 
     What ``np.broadcast_to(np.asarray(value, float), (n,))`` gives, without its cost for the
     arrays the controller passes (about 4 us each, a dozen a solve); it raises as that does.
